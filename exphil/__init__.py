@@ -1,0 +1,1 @@
+"""Imitation learning for Super Smash Bros. Melee from Slippi replays."""

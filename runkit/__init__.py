@@ -1,0 +1,1 @@
+"""Shared run machinery: config trees as JSON, run folders, metrics, checkpoints and exact resume."""
