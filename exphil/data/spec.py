@@ -1,0 +1,202 @@
+"""Embedding spec: how the stored replay columns become model inputs and controller targets.
+
+One frozen :class:`EmbeddingSpec` is shared by training, evaluation and any later live play,
+so the model sees exactly the same features everywhere. Everything here is pure numpy.
+
+Point of view. A training sample is one player's view of a frame: "self" (the player whose
+controller is the target) and "opp" (the other player). Stored tables name the two players
+``p0_`` and ``p1_`` (lower port first); :func:`column` builds those names.
+
+Numeric inputs per frame (``numeric_fields`` lists them in order), for self then opp:
+
+======================  =========================================  ============
+field                   source column                              scale
+======================  =========================================  ============
+x, y                    position                                   ``xy_scale``
+percent                 damage percent                             ``percent_scale``
+shield                  shield strength (0..60)                    ``shield_scale``
+facing                  +1 right, -1 left                          1
+on_ground               1 grounded, 0 airborne                     1
+invulnerable            1 when the hurtbox is not vulnerable       1
+hitlag                  hitlag frames left                         ``hitlag_scale``
+stocks                  stocks left                                ``stocks_scale``
+action_frame            frames into the action state               ``action_frame_scale``
+vel_*                   five velocities                            ``velocity_scale``
+nana_present            1 when an Ice Climbers Nana is alive       1
+nana_x ... nana_shield  Nana's position, percent, facing, ...       as above
+======================  =========================================  ============
+
+then the previous controller (the controller of the frame just before the target frame,
+quantised onto the class grid so that live play can feed back its own sampled action):
+8 buttons, main x, main y, C x, C y, shoulder, each in [0, 1].
+
+Categorical inputs (``categorical`` lists (name, vocabulary size) in column order):
+self action, self character, self jumps, self Nana action, the same four for opp, stage.
+
+Missing values. Fields older Slippi versions lack are stored as nulls; features use the
+defaults in ``NULL_DEFAULTS`` (and 0 for any other null), never a crash.
+
+Targets. Buttons A, B, X, Y, Z, L, R, D-pad up (``BUTTONS``); each stick axis as a class on a
+``stick_bins`` grid over [0, 1] (class k <-> value k / (stick_bins - 1), so with the default
+17 bins the centre 0.5 is class 8 exactly); the analog shoulder as a class on a
+``shoulder_bins`` grid over [0, 1].
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Final
+
+import numpy as np
+
+__all__ = [
+    "BUTTONS",
+    "NULL_DEFAULTS",
+    "PLAYER_PREFIXES",
+    "EmbeddingSpec",
+    "column",
+]
+
+BUTTONS: Final = ("a", "b", "x", "y", "z", "l", "r", "d_up")
+"""Button target order (A, B, X, Y, Z, L, R, D-pad up); stored as ``btn_<name>`` columns."""
+
+PLAYER_PREFIXES: Final = ("p0_", "p1_")
+"""Stored column prefixes of the two players (lower port first)."""
+
+STICKS: Final = ("main_x", "main_y", "c_x", "c_y")
+"""Stick target names, in target order."""
+
+_PLAYER_NUMERIC: Final = (
+    ("x", "xy_scale"),
+    ("y", "xy_scale"),
+    ("percent", "percent_scale"),
+    ("shield", "shield_scale"),
+    ("facing", None),
+    ("on_ground", None),
+    ("invulnerable", None),
+    ("hitlag", "hitlag_scale"),
+    ("stocks", "stocks_scale"),
+    ("action_frame", "action_frame_scale"),
+    ("vel_self_x_air", "velocity_scale"),
+    ("vel_self_y", "velocity_scale"),
+    ("vel_knockback_x", "velocity_scale"),
+    ("vel_knockback_y", "velocity_scale"),
+    ("vel_self_x_ground", "velocity_scale"),
+    ("nana_present", None),
+    ("nana_x", "xy_scale"),
+    ("nana_y", "xy_scale"),
+    ("nana_percent", "percent_scale"),
+    ("nana_facing", None),
+    ("nana_on_ground", None),
+    ("nana_shield", "shield_scale"),
+    ("nana_action_frame", "action_frame_scale"),
+)
+"""(stored per-player field, name of the EmbeddingSpec scale or None for 1) in input order."""
+
+NULL_DEFAULTS: Final = {
+    "facing": 1.0,
+    "on_ground": 1.0,
+    "jumps": 1,
+    "stocks": 4.0,
+}
+"""Feature value of a null stored field where it is not 0 (old Slippi versions lack
+``jumps``, ``on_ground`` (airborne), ``action_frame``, ``invulnerable``, ``hitlag`` and the
+velocities; Nana's fields are null while no Nana is alive)."""
+
+
+def column(prefix: str, field: str) -> str:
+    """Stored column name of a per-player ``field`` for the player with ``prefix`` (``p0_``/``p1_``)."""
+    return f"{prefix}{field}"
+
+
+@dataclasses.dataclass(frozen=True)
+class EmbeddingSpec:
+    """Feature layout and encodings; every dimension is a property computed from the fields."""
+
+    stick_bins: int = 17
+    shoulder_bins: int = 5
+    xy_scale: float = 0.05
+    percent_scale: float = 0.01
+    shield_scale: float = 0.01
+    hitlag_scale: float = 0.1
+    stocks_scale: float = 0.25
+    action_frame_scale: float = 0.01
+    velocity_scale: float = 0.2
+    num_actions: int = 399
+    num_characters: int = 33
+    num_jumps: int = 8
+    num_stages: int = 64
+
+    def __post_init__(self) -> None:
+        if self.stick_bins < 2 or self.shoulder_bins < 2:
+            raise ValueError(f"stick_bins and shoulder_bins must be >= 2, got {self.stick_bins}, "
+                             f"{self.shoulder_bins}")
+
+    # ---- dimensions -------------------------------------------------------------------
+    @property
+    def num_buttons(self) -> int:
+        """Number of button targets (8: A, B, X, Y, Z, L, R, D-pad up)."""
+        return len(BUTTONS)
+
+    @property
+    def player_numeric_fields(self) -> tuple[str, ...]:
+        """Stored per-player fields feeding the numeric input, in order."""
+        return tuple(name for name, _ in _PLAYER_NUMERIC)
+
+    @property
+    def controller_fields(self) -> tuple[str, ...]:
+        """Previous-controller input names, in order (buttons, sticks, shoulder)."""
+        return tuple(f"btn_{b}" for b in BUTTONS) + STICKS + ("shoulder",)
+
+    @property
+    def numeric_fields(self) -> tuple[str, ...]:
+        """Name of every numeric input column, in order."""
+        per = self.player_numeric_fields
+        return (tuple(f"self_{f}" for f in per) + tuple(f"opp_{f}" for f in per)
+                + tuple(f"prev_{f}" for f in self.controller_fields))
+
+    @property
+    def numeric_dim(self) -> int:
+        """Continuous inputs per frame (both players' state and the previous controller)."""
+        return len(self.numeric_fields)
+
+    @property
+    def categorical(self) -> tuple[tuple[str, int], ...]:
+        """(name, vocabulary size) of each categorical input column, in order."""
+        per = (("action", self.num_actions), ("character", self.num_characters),
+               ("jumps", self.num_jumps), ("nana_action", self.num_actions))
+        return (tuple((f"self_{n}", v) for n, v in per) + tuple((f"opp_{n}", v) for n, v in per)
+                + (("stage", self.num_stages),))
+
+    def scale(self, field: str) -> float:
+        """Multiplier applied to stored per-player numeric ``field``."""
+        name = dict(_PLAYER_NUMERIC)[field]
+        return 1.0 if name is None else float(getattr(self, name))
+
+    # ---- encodings --------------------------------------------------------------------
+    def stick_to_class(self, value: np.ndarray | float) -> np.ndarray:
+        """Stick value in [0, 1] (0.5 centre) -> nearest class in [0, stick_bins)."""
+        return _to_class(value, self.stick_bins)
+
+    def class_to_stick(self, cls: np.ndarray | int) -> np.ndarray:
+        """Stick class -> its value on the grid in [0, 1]."""
+        return np.asarray(cls, np.float32) / np.float32(self.stick_bins - 1)
+
+    def shoulder_to_class(self, value: np.ndarray | float) -> np.ndarray:
+        """Analog shoulder in [0, 1] -> nearest class in [0, shoulder_bins)."""
+        return _to_class(value, self.shoulder_bins)
+
+    def class_to_shoulder(self, cls: np.ndarray | int) -> np.ndarray:
+        """Shoulder class -> its value on the grid in [0, 1]."""
+        return np.asarray(cls, np.float32) / np.float32(self.shoulder_bins - 1)
+
+    def clip_category(self, name: str, values: np.ndarray) -> np.ndarray:
+        """Categorical ``values`` clipped into the vocabulary of column ``name`` (int32)."""
+        size = dict(self.categorical)[name]
+        return np.clip(np.asarray(values, np.int64), 0, size - 1).astype(np.int32)
+
+
+def _to_class(value: np.ndarray | float, bins: int) -> np.ndarray:
+    """Nearest of ``bins`` evenly spaced points on [0, 1] (values outside are clipped)."""
+    v = np.clip(np.asarray(value, np.float64), 0.0, 1.0)
+    return np.rint(v * (bins - 1)).astype(np.int32)
