@@ -1,0 +1,83 @@
+"""The game interface every engine implements (Lost Cities, Kuhn, Leduc) and Deep CFR codes against.
+
+A game object is a frozen, hashable dataclass, so it can be a static argument of ``jax.jit``.
+Its methods are pure functions of a ``State`` pytree (a frozen dataclass of fixed-shape arrays):
+all of them jit and vmap, with no Python control flow on traced values.
+
+Conventions shared by all games (``lostcities.conformance.check_game`` checks every one):
+
+- Two players, numbered 0 and 1. There is no chance player: randomness (a deal, a draw, a public
+  card) is taken from the ``key`` passed to ``init`` / ``step``.
+- ``legal_action_mask(state)`` is ``bool[num_actions]``. A non-terminal state has at least one
+  legal action; a terminal state has none (all ``False``).
+- ``step`` on a terminal state returns it unchanged. Stepping with an illegal action is undefined
+  behaviour (it must not crash or change array shapes, but the resulting state means nothing).
+- ``returns(state)`` is ``float32[num_players]``, zero-sum, and all zeros before the game ends.
+- ``current_player(state)`` is an ``int32`` in ``[0, num_players)`` (at a terminal state its value
+  is unspecified but still in range).
+- ``observation(state, player)`` is ``float32[observation_size]``: the information-state tensor of
+  ``player`` (everything that player knows, nothing more).
+- A game ends within ``max_decisions`` calls of ``step`` whatever the players do, so rollouts can
+  use ``lax.scan`` / ``lax.while_loop`` with that bound.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol, runtime_checkable
+
+import jax
+import jax.numpy as jnp
+
+__all__ = ["Game", "Policy", "State", "sample_legal"]
+
+State = Any
+"""A game's state: a frozen pytree dataclass of fixed-shape arrays (its type is game-specific)."""
+
+Policy = Callable[[jax.Array, jax.Array, jax.Array], jax.Array]
+"""``(observation float32[obs], mask bool[num_actions], key) -> action int32``; vmap-able."""
+
+
+@runtime_checkable
+class Game(Protocol):
+    """A two-player zero-sum game with pure, jittable, vmappable functions of a pytree ``State``."""
+
+    name: str
+    num_actions: int
+    num_players: int
+    observation_size: int
+    max_decisions: int
+
+    def init(self, key: jax.Array) -> State:
+        """A fresh game dealt with ``key``."""
+        ...
+
+    def step(self, state: State, action: jax.Array, key: jax.Array) -> State:
+        """Apply ``action`` (an int32 index) for the current player; chance draws come from ``key``."""
+        ...
+
+    def legal_action_mask(self, state: State) -> jax.Array:
+        """``bool[num_actions]``: which actions the current player may take (none at the end)."""
+        ...
+
+    def observation(self, state: State, player: jax.Array | int) -> jax.Array:
+        """``float32[observation_size]``: the information-state tensor of ``player``."""
+        ...
+
+    def current_player(self, state: State) -> jax.Array:
+        """``int32``: whose decision it is."""
+        ...
+
+    def terminal(self, state: State) -> jax.Array:
+        """``bool``: whether the game is over."""
+        ...
+
+    def returns(self, state: State) -> jax.Array:
+        """``float32[num_players]``: zero-sum utilities at the end, zeros before."""
+        ...
+
+
+def sample_legal(key: jax.Array, mask: jax.Array) -> jax.Array:
+    """A uniformly random legal action (int32) from ``mask``; 0 when nothing is legal."""
+    logits = jnp.where(mask, 0.0, -jnp.inf)
+    return jax.random.categorical(key, logits).astype(jnp.int32)
