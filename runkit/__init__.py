@@ -1,1 +1,40 @@
-"""Shared run machinery: config trees as JSON, run folders, metrics, checkpoints and exact resume."""
+"""Shared run machinery: config trees as JSON, run folders, metrics, checkpoints and exact resume.
+
+A training loop with exact resume, in outline::
+
+    from runkit import RunDir, MetricsLog
+
+    if resume_dir:
+        run, cfg = RunDir.resume(resume_dir, MyConfig)     # config.json, nothing else needed
+    else:
+        run = RunDir.create(cfg.run_dir, cfg)
+    ckpt = run.checkpointer(keep_last=cfg.keep_last, best_metric="val_loss")
+    restored = ckpt.restore_latest(template=state)        # skips a corrupt latest with a warning
+    step = 0
+    if restored is not None:
+        state, step = restored.state, restored.step
+        data.restore(restored.meta["data"])
+    log = MetricsLog(run.metrics_path, truncate_after=step if restored else None)
+    while step < cfg.steps:
+        state, loss = train_step(state, next(data)); step += 1
+        log.log(step, loss=loss)
+        if step % cfg.checkpoint_every == 0:
+            ckpt.save(step, state, meta={"data": data.state()})
+    ckpt.close(); log.close()
+"""
+
+from runkit import config_tree, plots
+from runkit.checkpoint import Checkpointer, Restored, tree_checksum
+from runkit.metrics import MetricsLog, read_metrics
+from runkit.run_dir import RunDir
+
+__all__ = [
+    "Checkpointer",
+    "MetricsLog",
+    "Restored",
+    "RunDir",
+    "config_tree",
+    "plots",
+    "read_metrics",
+    "tree_checksum",
+]

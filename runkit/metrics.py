@@ -1,0 +1,94 @@
+"""Append-only metrics log: one JSON object per line, each with a ``step`` key.
+
+Every line is flushed to the operating system as soon as it is written, so a process
+killed with SIGKILL loses nothing it logged (only a power cut can lose the unsynced
+tail; :meth:`MetricsLog.close` fsyncs). A torn last line (a kill mid-write) is skipped
+when reading. On resume, rows logged after the restored checkpoint are dropped, since
+the resumed run logs those steps again.
+
+Usage::
+
+    log = MetricsLog(run.metrics_path, truncate_after=restored_step)  # None for a fresh run
+    log.log(step, loss=0.5, lr=1e-3)
+    rows = read_metrics(run.metrics_path)  # [{"step": ..., "loss": ..., ...}, ...]
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from runkit import config_tree
+
+__all__ = ["MetricsLog", "read_metrics"]
+
+
+def _plain(value: Any) -> Any:
+    """A JSON value with non-finite floats written as strings (strict JSON has no NaN)."""
+    value = config_tree.to_jsonable(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def read_metrics(path: str | Path) -> list[dict[str, Any]]:
+    """All complete rows of a metrics file (a torn or garbled line is skipped with a warning)."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    rows = []
+    for lineno, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            warnings.warn(f"{path}:{lineno}: skipping a torn metrics line", stacklevel=2)
+            continue
+        if isinstance(row, dict) and "step" in row:
+            rows.append(row)
+    return rows
+
+
+class MetricsLog:
+    """Appends metric rows to a JSONL file, flushing each one."""
+
+    def __init__(self, path: str | Path, *, truncate_after: int | None = None):
+        """Open ``path`` for appending; with ``truncate_after``, drop rows whose step is larger."""
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if truncate_after is not None and self.path.exists():
+            keep = [r for r in read_metrics(self.path) if r["step"] <= truncate_after]
+            tmp = self.path.with_name(self.path.name + ".tmp")
+            tmp.write_text("".join(json.dumps(r) + "\n" for r in keep))
+            tmp.replace(self.path)
+        self._file = self.path.open("a")
+
+    def log(self, step: int, values: Mapping[str, Any] | None = None, **more: Any) -> dict[str, Any]:
+        """Append ``{"step": step, **values, **more}`` as one line and flush; return the row."""
+        row = {"step": int(step), **_plain(dict(values or {})), **_plain(more)}
+        self._file.write(json.dumps(row) + "\n")
+        self._file.flush()
+        return row
+
+    def close(self) -> None:
+        """Flush, fsync and close the file."""
+        if not self._file.closed:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            self._file.close()
+
+    def __enter__(self) -> MetricsLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

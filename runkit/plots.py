@@ -1,0 +1,70 @@
+"""PNG plots drawn from a run's metrics (headless: matplotlib's Agg backend).
+
+Usage::
+
+    rows = read_metrics(run.metrics_path)
+    plots.curves(rows, ["loss", "val_loss"], run.plots_path / "loss.png", logy=True)
+    plots.bars({"pred": [...], "actual": [...]}, labels, run.plots_path / "rates.png")
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # the backend is chosen first
+import numpy as np
+
+__all__ = ["bars", "curves"]
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def curves(rows: Sequence[Mapping[str, Any]], keys: Sequence[str], out: str | Path, *,
+           title: str = "", logy: bool = False) -> Path:
+    """Plot each metric in ``keys`` against ``step`` (rows lacking a key are skipped); save PNG."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for key in keys:
+        pts = [(r["step"], r[key]) for r in rows if _finite(r.get(key))]
+        if pts:
+            xs, ys = zip(*pts, strict=True)
+            ax.plot(xs, ys, label=key, marker="." if len(pts) < 30 else None)
+    if logy and any(line.get_ydata().min() > 0 for line in ax.get_lines()):
+        ax.set_yscale("log")
+    ax.set_xlabel("step")
+    ax.set_title(title)
+    if ax.get_lines():
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+    return out
+
+
+def bars(series: Mapping[str, Sequence[float]], labels: Sequence[str], out: str | Path, *,
+         title: str = "", ylabel: str = "") -> Path:
+    """Grouped bar chart: one group per label, one bar per series; save PNG."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(max(6, 0.8 * len(labels)), 4))
+    width = 0.8 / max(1, len(series))
+    xs = np.arange(len(labels))
+    for i, (name, values) in enumerate(series.items()):
+        ax.bar(xs + (i - (len(series) - 1) / 2) * width, values, width, label=name)
+    ax.set_xticks(xs, labels)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+    return out
