@@ -53,6 +53,7 @@ __all__ = [
     "BUTTONS",
     "NULL_DEFAULTS",
     "PLAYER_PREFIXES",
+    "STICKS",
     "EmbeddingSpec",
     "column",
 ]

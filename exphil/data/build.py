@@ -1,0 +1,251 @@
+"""Build a dataset folder from a folder of .slp replays: one zstd Parquet per replay + manifest.
+
+Layout of a dataset folder::
+
+    manifest.parquet          one row per input file (MANIFEST_SCHEMA)
+    stats.json                dataset statistics (exphil.data.stats)
+    tables/ab/abcdef....parquet   one replay's frame table, named by the MD5 of the file
+
+Every file is written under a temporary name and renamed into place, so a build killed at
+any moment leaves only complete tables and a complete (possibly older) manifest; stray
+temporary files are removed by the next build. A rerun reuses manifest rows whose file
+path, size and modification time are unchanged, and a file whose content hash already has
+a table is not parsed again (its facts are read from the table's metadata).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import multiprocessing
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from tqdm import tqdm
+
+from exphil.data import stats as stats_lib
+from exphil.data.parse import BadReplay, SkippedReplay, parse_replay
+
+__all__ = [
+    "MANIFEST_FILE",
+    "MANIFEST_SCHEMA",
+    "BuildSummary",
+    "build_dataset",
+    "ingest_file",
+    "read_manifest",
+]
+
+MANIFEST_FILE = "manifest.parquet"
+TABLES_DIR = "tables"
+_META_KEY = b"exphil.replay"
+
+MANIFEST_SCHEMA = pa.schema([
+    ("path", pa.string()),            # the input file (absolute)
+    ("status", pa.string()),          # ok | skipped | error
+    ("reason", pa.string()),          # empty only when ok
+    ("frames", pa.int64()),           # stored frames (null unless ok)
+    ("table", pa.string()),           # Parquet path relative to the dataset folder (null unless ok)
+    ("hash", pa.string()),            # MD5 of the file content
+    ("size", pa.int64()),
+    ("mtime_ns", pa.int64()),
+    ("slippi_version", pa.string()),
+    ("stage", pa.int32()),
+    ("p0_port", pa.int32()),
+    ("p1_port", pa.int32()),
+    ("p0_character", pa.int32()),     # external character IDs at game start
+    ("p1_character", pa.int32()),
+    ("p0_type", pa.string()),         # human | cpu | demo
+    ("p1_type", pa.string()),
+    ("end_method", pa.string()),      # game | time | resolved | no_contest | unresolved | null
+    ("p0_placement", pa.int32()),
+    ("p1_placement", pa.int32()),
+    ("last_frame", pa.int32()),
+    ("duration_s", pa.float64()),     # seconds from GO (frame 0) to the last frame
+    ("counts", pa.string()),          # per-replay statistics counts (JSON) behind stats.json
+])
+
+
+@dataclasses.dataclass(frozen=True)
+class BuildSummary:
+    """What a build did: counts, frames, time, and (name, reason) of each skipped/bad file."""
+
+    ok: int
+    skipped: int
+    errors: int
+    reused: int
+    parsed: int
+    frames: int
+    seconds: float
+    problems: tuple[tuple[str, str, str], ...]  # (file name, status, reason)
+
+    @property
+    def frames_per_s(self) -> float:
+        """Stored frames of the files processed in this run per second of wall time."""
+        return self.frames / self.seconds if self.seconds > 0 else 0.0
+
+    def report(self) -> str:
+        """A human-readable summary, one problem file per line."""
+        lines = [f"ok {self.ok}, skipped {self.skipped}, errors {self.errors} "
+                 f"(processed {self.parsed}, unchanged {self.reused}); "
+                 f"{self.frames} new frames in {self.seconds:.1f} s ({self.frames_per_s:,.0f} frames/s)"]
+        lines += [f"  {status}: {reason}" for _, status, reason in self.problems]
+        return "\n".join(lines)
+
+
+def _md5(path: Path) -> str:
+    h = hashlib.md5(usedforsecurity=False)
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _write_atomic_parquet(table: pa.Table, path: Path) -> None:
+    """Write ``table`` as zstd Parquet under a temporary name, then rename it into place."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    pq.write_table(table, tmp, compression="zstd")
+    os.replace(tmp, path)
+
+
+def ingest_file(path: str | Path, out: str | Path) -> dict[str, Any]:
+    """Ingest one file into dataset folder ``out``; return its manifest row (never raises for bad input)."""
+    path, out = Path(path), Path(out)
+    st = path.stat()
+    row: dict[str, Any] = {"path": str(path), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+    try:
+        digest = _md5(path)
+        row["hash"] = digest
+        rel = f"{TABLES_DIR}/{digest[:2]}/{digest}.parquet"
+        dest = out / rel
+        if dest.exists():
+            meta = json.loads(pq.read_schema(dest).metadata[_META_KEY])
+        else:
+            parsed = parse_replay(path)
+            meta = {"info": parsed.info, "counts": stats_lib.replay_counts(parsed.table)}
+            table = parsed.table.replace_schema_metadata({_META_KEY: json.dumps(meta).encode()})
+            _write_atomic_parquet(table, dest)
+        row.update(meta["info"])
+        row.update(status="ok", reason="", table=rel, counts=json.dumps(meta["counts"]))
+    except SkippedReplay as err:
+        row.update(status="skipped", reason=str(err))
+    except BadReplay as err:
+        row.update(status="error", reason=str(err))
+    except Exception as err:  # one bad file never stops a build: record it and go on
+        row.update(status="error", reason=f"{path.name}: {type(err).__name__}: {err}")
+    return row
+
+
+def _ingest_job(args: tuple[str, str]) -> dict[str, Any]:
+    return ingest_file(*args)
+
+
+def read_manifest(data_dir: str | Path) -> pa.Table:
+    """The dataset's manifest table; a clear error names the folder when there is none."""
+    path = Path(data_dir) / MANIFEST_FILE
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no manifest (build the dataset with experiments.build_dataset)")
+    return pq.read_table(path)
+
+
+def _write_manifest(rows: Iterable[dict[str, Any]], out: Path) -> list[dict[str, Any]]:
+    rows = sorted(rows, key=lambda r: r["path"])
+    clean = [{name: r.get(name) for name in MANIFEST_SCHEMA.names} for r in rows]
+    table = pa.Table.from_pylist(clean, schema=MANIFEST_SCHEMA)
+    _write_atomic_parquet(table, out / MANIFEST_FILE)
+    return clean
+
+
+def _write_stats(rows: list[dict[str, Any]], out: Path) -> None:
+    unique = {r["hash"]: r for r in rows if r["status"] == "ok"}
+    counts = stats_lib.merge_counts(json.loads(r["counts"]) for r in unique.values())
+    summary = stats_lib.summarise(counts, unique.values())
+    tmp = out / f".{stats_lib.STATS_FILE}.tmp"
+    tmp.write_text(json.dumps(summary, indent=1) + "\n")
+    os.replace(tmp, out / stats_lib.STATS_FILE)
+
+
+def _unchanged(old: dict[str, Any] | None, path: Path, out: Path) -> bool:
+    if old is None:
+        return False
+    st = path.stat()
+    if old["size"] != st.st_size or old["mtime_ns"] != st.st_mtime_ns:
+        return False
+    return old["status"] != "ok" or (out / old["table"]).exists()
+
+
+def _remove_stray_temporaries(out: Path) -> None:
+    for tmp in out.rglob(".*.tmp"):
+        tmp.unlink(missing_ok=True)
+
+
+def build_dataset(replays: str | Path, out: str | Path, *, workers: int = 2,
+                  checkpoint_every: int = 256, progress: bool = True,
+                  on_row: Callable[[dict[str, Any]], None] | None = None) -> BuildSummary:
+    """Ingest every ``*.slp`` under ``replays`` into dataset folder ``out`` (incrementally).
+
+    ``workers`` processes parse in parallel (spawned, so safe on every platform); the
+    manifest is rewritten every ``checkpoint_every`` processed files so a killed build
+    loses little. ``on_row`` sees each newly processed row (for progress in callers).
+    """
+    replays, out = Path(replays).resolve(), Path(out)
+    if not replays.is_dir():
+        raise FileNotFoundError(f"{replays}: replay folder does not exist")
+    out.mkdir(parents=True, exist_ok=True)
+    _remove_stray_temporaries(out)
+    start = time.perf_counter()
+    files = sorted(replays.rglob("*.slp"))
+    old: dict[str, dict[str, Any]] = {}
+    if (out / MANIFEST_FILE).exists():
+        old = {r["path"]: r for r in read_manifest(out).to_pylist()}
+    rows: dict[str, dict[str, Any]] = {}
+    todo = []
+    for f in files:
+        prev = old.get(str(f))
+        if _unchanged(prev, f, out):
+            rows[str(f)] = prev
+        else:
+            todo.append(f)
+    reused = len(rows)
+    new_frames = 0
+    jobs = [(str(f), str(out)) for f in todo]
+    with _row_stream(jobs, workers) as stream:
+        for done, row in enumerate(tqdm(stream, total=len(jobs), desc="ingest", unit="replay",
+                                        disable=not progress), 1):
+            rows[row["path"]] = row
+            if row["status"] == "ok":
+                new_frames += row["frames"]
+            if on_row is not None:
+                on_row(row)
+            if done % checkpoint_every == 0:
+                _write_manifest(rows.values(), out)
+    final = _write_manifest(rows.values(), out)
+    _write_stats(final, out)
+    problems = tuple((Path(r["path"]).name, r["status"], r["reason"]) for r in final if r["status"] != "ok")
+    return BuildSummary(
+        ok=sum(r["status"] == "ok" for r in final),
+        skipped=sum(r["status"] == "skipped" for r in final),
+        errors=sum(r["status"] == "error" for r in final),
+        reused=reused, parsed=len(todo), frames=new_frames,
+        seconds=time.perf_counter() - start, problems=problems)
+
+
+@contextlib.contextmanager
+def _row_stream(jobs: list[tuple[str, str]], workers: int) -> Iterator[Iterable[dict[str, Any]]]:
+    """Ingested rows, computed in this process or by a pool of spawned workers (any order)."""
+    if workers <= 1 or len(jobs) <= 1:
+        yield map(_ingest_job, jobs)
+        return
+    pool = multiprocessing.get_context("spawn").Pool(min(workers, len(jobs)))
+    try:
+        yield pool.imap_unordered(_ingest_job, jobs, chunksize=1)
+    finally:
+        pool.terminate()
+        pool.join()

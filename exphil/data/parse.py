@@ -1,0 +1,206 @@
+"""One Slippi replay -> one pyarrow table of per-frame features (column-wise, no frame loop).
+
+Rows. One row per frame id: rollback (online play) records some frame ids more than once,
+and the FIRST record of each id is kept, as slippi-ai does. Frames before
+``FIRST_PLAYABLE_FRAME`` (-39) are dropped: from -123 to -40 the countdown runs and the
+characters cannot act, so those inputs teach nothing. The ``frame`` column holds the id.
+
+Columns. ``frame``, ``stage``, then for each of the two players (``p0_`` = lower port,
+``p1_``): ``character`` (external ID, per frame, so Zelda/Sheik transformations show),
+``x``, ``y``, ``action``, ``action_frame``, ``percent``, ``stocks``, ``facing`` (+1/-1),
+``jumps`` (left), ``shield``, ``on_ground``, ``hitlag``, ``invulnerable``, the velocities
+``vel_self_x_air``, ``vel_self_y``, ``vel_knockback_x``, ``vel_knockback_y``,
+``vel_self_x_ground``; Nana (Ice Climbers' follower) as ``nana_x``, ``nana_y``,
+``nana_action``, ``nana_action_frame``, ``nana_percent``, ``nana_facing``,
+``nana_on_ground``, ``nana_shield`` (null when the player has no Nana, or she is dead);
+and the controller as the game read it that frame: ``btn_a`` ... ``btn_d_up`` from the
+physical button bits, ``main_x``, ``main_y``, ``c_x``, ``c_y`` mapped from [-1, 1] to
+[0, 1] (0.5 centre), and ``shoulder``: the processed analog trigger in [0, 1], the value the
+game acted on. (The physical ``triggers_physical`` values hold garbage such as 3.8e22 in
+v1.0 replays, so they are not used.) Fields older Slippi versions lack are null.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import peppi_py
+import pyarrow as pa
+import pyarrow.compute as pc
+
+__all__ = [
+    "FIRST_PLAYABLE_FRAME",
+    "BadReplay",
+    "ParsedReplay",
+    "SkippedReplay",
+    "parse_replay",
+    "replay_info",
+]
+
+FIRST_PLAYABLE_FRAME = -39
+"""First frame id on which characters can act; earlier countdown frames are not stored."""
+
+BUTTON_BITS = {"a": 0x0100, "b": 0x0200, "x": 0x0400, "y": 0x0800, "z": 0x0010, "l": 0x0040,
+               "r": 0x0020, "d_up": 0x0008}
+"""Physical button bit of each button target (``pre.buttons_physical``)."""
+
+# Internal character ID (post-frame data) -> external ID (character select; 33 values).
+INTERNAL_TO_EXTERNAL = np.array(
+    [8, 2, 0, 1, 4, 5, 6, 19, 11, 12, 14, 14, 13, 16, 17, 15, 10, 7, 9, 18, 21, 22, 20, 24, 3, 25,
+     23, 26, 30, 27, 28, 29, 31], np.uint8)
+
+END_METHODS = {0: "unresolved", 1: "time", 2: "game", 3: "resolved", 7: "no_contest"}
+
+
+class BadReplay(Exception):
+    """The file cannot be read as a replay; the message names the file and the problem."""
+
+
+class SkippedReplay(Exception):
+    """A readable replay that ingestion does not keep (for example more than two players)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ParsedReplay:
+    """A replay's frame table and its game-level facts (manifest fields)."""
+
+    table: pa.Table
+    info: dict[str, Any]
+
+
+def _version(game: Any) -> str:
+    return ".".join(str(v) for v in game.start.slippi.version)
+
+
+def replay_info(game: Any) -> dict[str, Any]:
+    """Game-level facts: version, stage, per-player port/character/type/placement, end method."""
+    players = sorted(game.start.players, key=lambda p: int(p.port.value))
+    end = game.end
+    placements = {}
+    if end is not None and end.players:
+        placements = {int(p.port.value): int(p.placement) for p in end.players}
+    info: dict[str, Any] = {
+        "slippi_version": _version(game),
+        "stage": int(game.start.stage),
+        "end_method": None if end is None else END_METHODS.get(int(end.method), str(int(end.method))),
+        "num_players": len(players),
+    }
+    for i, p in enumerate(players[:2]):
+        port = int(p.port.value)
+        info[f"p{i}_port"] = port
+        info[f"p{i}_character"] = int(p.character)
+        info[f"p{i}_type"] = p.type.name.lower() if p.type is not None else None
+        info[f"p{i}_placement"] = placements.get(port)
+    return info
+
+
+def _take(arr: pa.Array | None, keep: pa.Array, n: int, dtype: pa.DataType) -> pa.Array:
+    """Rows ``keep`` of ``arr`` cast to ``dtype``; all-null when the field is absent."""
+    if arr is None:
+        return pa.nulls(n, dtype)
+    return pc.take(arr, keep).cast(dtype)
+
+
+def _player_columns(port: Any, keep: pa.Array, n: int) -> dict[str, pa.Array]:
+    """Per-frame state, Nana and controller columns of one player (names without prefix)."""
+    pre, post = port.leader.pre, port.leader.post
+    f32 = pa.float32()
+    cols: dict[str, pa.Array] = {}
+    character = pc.take(post.character, keep).to_numpy(zero_copy_only=False)
+    cols["character"] = pa.array(INTERNAL_TO_EXTERNAL[np.minimum(character, 32)])
+    cols["x"] = _take(post.position.x, keep, n, f32)
+    cols["y"] = _take(post.position.y, keep, n, f32)
+    cols["action"] = _take(post.state, keep, n, pa.uint16())
+    cols["action_frame"] = _take(post.state_age, keep, n, f32)
+    cols["percent"] = _take(post.percent, keep, n, f32)
+    cols["stocks"] = _take(post.stocks, keep, n, pa.uint8())
+    cols["facing"] = _take(post.direction, keep, n, f32)
+    cols["jumps"] = _take(post.jumps, keep, n, pa.uint8())
+    cols["shield"] = _take(post.shield, keep, n, f32)
+    airborne = _take(post.airborne, keep, n, pa.uint8())
+    cols["on_ground"] = pc.equal(airborne, 0)
+    cols["hitlag"] = _take(post.hitlag, keep, n, f32)
+    hurtbox = _take(post.hurtbox_state, keep, n, pa.uint8())
+    cols["invulnerable"] = pc.not_equal(hurtbox, 0)
+    vel = post.velocities
+    for name in ("self_x_air", "self_y", "knockback_x", "knockback_y", "self_x_ground"):
+        cols[f"vel_{name}"] = _take(None if vel is None else getattr(vel, name), keep, n, f32)
+    cols.update(_nana_columns(port.follower, keep, n))
+    cols.update(_controller_columns(pre, keep))
+    return cols
+
+
+def _nana_columns(follower: Any, keep: pa.Array, n: int) -> dict[str, pa.Array]:
+    """Nana's columns; null rows where there is no follower or she is dead."""
+    f32 = pa.float32()
+    post = None if follower is None else follower.post
+
+    def get(name: str) -> pa.Array | None:
+        return None if post is None else getattr(post, name)
+
+    pos = get("position")
+    airborne = _take(get("airborne"), keep, n, pa.uint8())
+    return {
+        "nana_x": _take(None if pos is None else pos.x, keep, n, f32),
+        "nana_y": _take(None if pos is None else pos.y, keep, n, f32),
+        "nana_action": _take(get("state"), keep, n, pa.uint16()),
+        "nana_action_frame": _take(get("state_age"), keep, n, f32),
+        "nana_percent": _take(get("percent"), keep, n, f32),
+        "nana_facing": _take(get("direction"), keep, n, f32),
+        "nana_on_ground": pc.equal(airborne, 0),
+        "nana_shield": _take(get("shield"), keep, n, f32),
+    }
+
+
+def _controller_columns(pre: Any, keep: pa.Array) -> dict[str, pa.Array]:
+    """Buttons from the physical bits, sticks mapped to [0, 1], processed analog shoulder."""
+    bits = pc.take(pre.buttons_physical, keep).to_numpy(zero_copy_only=False)
+    cols: dict[str, pa.Array] = {f"btn_{b}": pa.array((bits & bit) != 0) for b, bit in BUTTON_BITS.items()}
+    for name, arr in (("main_x", pre.joystick.x), ("main_y", pre.joystick.y),
+                      ("c_x", pre.cstick.x), ("c_y", pre.cstick.y)):
+        v = pc.take(arr, keep).to_numpy(zero_copy_only=False)
+        cols[name] = pa.array(np.clip(v * 0.5 + 0.5, 0.0, 1.0).astype(np.float32))
+    shoulder = pc.take(pre.triggers, keep).to_numpy(zero_copy_only=False)
+    cols["shoulder"] = pa.array(np.clip(shoulder, 0.0, 1.0).astype(np.float32))
+    return cols
+
+
+def kept_rows(frame_ids: np.ndarray) -> np.ndarray:
+    """Indices of the rows kept: the first record of each frame id >= FIRST_PLAYABLE_FRAME, in id order."""
+    ids, first = np.unique(frame_ids, return_index=True)
+    return first[ids >= FIRST_PLAYABLE_FRAME]
+
+
+def parse_replay(path: str | Path) -> ParsedReplay:
+    """Parse ``path`` into its frame table; raise BadReplay or SkippedReplay with a reason."""
+    path = Path(path)
+    try:
+        game = peppi_py.read_slippi(str(path))
+    except (OSError, ValueError, RuntimeError) as err:
+        raise BadReplay(f"{path.name}: cannot parse replay: {type(err).__name__}: {err}") from err
+    info = replay_info(game)
+    if info["num_players"] != 2:
+        raise SkippedReplay(f"{path.name}: {info['num_players']} players (only two-player games are kept)")
+    if game.frames is None or len(game.frames.id) == 0:
+        raise BadReplay(f"{path.name}: replay has no frames")
+    ids = game.frames.id.to_numpy(zero_copy_only=False)
+    keep_np = kept_rows(ids)
+    if len(keep_np) == 0:
+        raise BadReplay(f"{path.name}: no playable frames (last frame id {int(ids.max())})")
+    keep = pa.array(keep_np)
+    n = len(keep_np)
+    order = sorted(range(len(game.start.players)), key=lambda i: int(game.start.players[i].port.value))
+    cols: dict[str, pa.Array] = {
+        "frame": pa.array(ids[keep_np].astype(np.int32)),
+        "stage": pa.array(np.full(n, info["stage"], np.uint16)),
+    }
+    for i, idx in enumerate(order):
+        for name, arr in _player_columns(game.frames.ports[idx], keep, n).items():
+            cols[f"p{i}_{name}"] = arr
+    info["frames"] = n
+    info["last_frame"] = int(ids.max())
+    info["duration_s"] = round((int(ids.max()) + 1) / 60.0, 3)
+    return ParsedReplay(table=pa.table(cols), info=info)
