@@ -1,0 +1,88 @@
+"""Layer plumbing shared by all backbones.
+
+Every layer (and every backbone) has the same three methods:
+``__call__(x [B, T, F]) -> [B, T, H]`` over a whole sequence, ``init_carry(batch_size)``, and
+``step(carry, x_t [B, F]) -> (carry, y_t [B, H])`` for frame-by-frame inference whose outputs
+equal the full-sequence call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from flax import nnx
+
+Carry = Any
+
+
+class FeedForward(nnx.Module):
+    """Per-frame MLP ``hidden -> ratio * hidden -> hidden`` (stateless: its carry is empty)."""
+
+    def __init__(self, hidden: int, ratio: int, *, rngs: nnx.Rngs):
+        self.up = nnx.Linear(hidden, ratio * hidden, rngs=rngs)
+        self.down = nnx.Linear(ratio * hidden, hidden, rngs=rngs)
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        return self.down(jax.nn.gelu(self.up(x)))
+
+    def init_carry(self, batch_size: int) -> Carry:
+        return ()
+
+    def step(self, carry: Carry, x_t: jax.Array) -> tuple[Carry, jax.Array]:
+        return carry, self(x_t)
+
+
+class Residual(nnx.Module):
+    """Pre-norm residual wrapper: ``x + dropout(layer(norm(x)))``."""
+
+    def __init__(self, hidden: int, layer: nnx.Module, *, dropout: float, rngs: nnx.Rngs):
+        self.norm = nnx.LayerNorm(hidden, rngs=rngs)
+        self.layer = layer
+        self.dropout = nnx.Dropout(dropout, rngs=rngs)
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        return x + self.dropout(self.layer(self.norm(x)))
+
+    def init_carry(self, batch_size: int) -> Carry:
+        return self.layer.init_carry(batch_size)
+
+    def step(self, carry: Carry, x_t: jax.Array) -> tuple[Carry, jax.Array]:
+        carry, y = self.layer.step(carry, self.norm(x_t))
+        return carry, x_t + self.dropout(y)
+
+
+class Stack(nnx.Module):
+    """Layers applied in order, with dropout between them and an optional final LayerNorm."""
+
+    def __init__(self, layers: Sequence[nnx.Module], *, hidden: int, dropout: float = 0.0,
+                 final_norm: bool = False, rngs: nnx.Rngs):
+        self.layers = nnx.List(layers)
+        self.dropout = nnx.Dropout(dropout, rngs=rngs)
+        self.norm = nnx.LayerNorm(hidden, rngs=rngs) if final_norm else None
+
+    def _finish(self, y: jax.Array) -> jax.Array:
+        return y if self.norm is None else self.norm(y)
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        for i, layer in enumerate(self.layers):
+            x = layer(x if i == 0 else self.dropout(x))
+        return self._finish(x)
+
+    def init_carry(self, batch_size: int) -> Carry:
+        return tuple(layer.init_carry(batch_size) for layer in self.layers)
+
+    def step(self, carry: Carry, x_t: jax.Array) -> tuple[Carry, jax.Array]:
+        new = []
+        for i, (layer, c) in enumerate(zip(self.layers, carry, strict=True)):
+            c, x_t = layer.step(c, x_t if i == 0 else self.dropout(x_t))
+            new.append(c)
+        return tuple(new), self._finish(x_t)
+
+
+def time_major_scan(cell, carry: Carry, xs: jax.Array) -> tuple[Carry, jax.Array]:
+    """Run ``cell(carry, x_t) -> (carry, y_t)`` over axis 1 of ``xs`` ``[B, T, ...]``; ys ``[B, T, ...]``."""
+    carry, ys = jax.lax.scan(cell, carry, jnp.swapaxes(xs, 0, 1))
+    return carry, jnp.swapaxes(ys, 0, 1)

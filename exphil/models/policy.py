@@ -1,0 +1,75 @@
+"""Policy = embedding -> backbone -> controller head, built from a :class:`PolicyConfig`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import nnx
+
+from exphil.data.spec import EmbeddingSpec
+from exphil.models.backbones import build_backbone
+from exphil.models.config import PolicyConfig
+from exphil.models.embedding import Embedding
+from exphil.models.heads import HEADS, greedy_choice, sample_values, sampling_choice
+from exphil.models.outputs import ControllerSample, HeadOutputs
+
+Carry = Any
+
+
+class Policy(nnx.Module):
+    """Predicts the controller of frame ``t + delay`` from frames ``<= t``.
+
+    ``__call__`` runs whole sequences ``[B, T, ...]`` (training); ``init_carry`` / ``step`` /
+    ``sample`` run one frame ``[B, ...]`` at a time (live play) with identical outputs.
+    """
+
+    def __init__(self, cfg: PolicyConfig, spec: EmbeddingSpec, *, rngs: nnx.Rngs):
+        self.num_buttons = spec.num_buttons
+        self.embedding = Embedding(spec, cfg.hidden, embed_dim=cfg.categorical_embed_dim, rngs=rngs)
+        self.backbone = build_backbone(cfg, rngs=rngs)
+        self.head = HEADS[cfg.head](cfg, spec, rngs=rngs)
+
+    def __call__(self, numeric: jax.Array, categorical: jax.Array, targets: Any = None) -> HeadOutputs:
+        """Logits ``[B, T, ...]``; ``targets`` (``[B, T]`` fields) teacher-force an autoregressive head."""
+        return self.head(self.backbone(self.embedding(numeric, categorical)), targets)
+
+    def init_carry(self, batch_size: int) -> Carry:
+        """Backbone state before the first frame."""
+        return self.backbone.init_carry(batch_size)
+
+    def _hidden_step(self, carry: Carry, numeric_t: jax.Array, categorical_t: jax.Array):
+        return self.backbone.step(carry, self.embedding(numeric_t, categorical_t))
+
+    def step(self, carry: Carry, numeric_t: jax.Array, categorical_t: jax.Array) -> tuple[Carry, HeadOutputs]:
+        """One frame ``[B, ...]`` -> (carry, logits ``[B, ...]``), equal to ``__call__`` at that frame
+        (an autoregressive head conditions on greedy choices, as ``__call__`` without targets)."""
+        carry, h = self._hidden_step(carry, numeric_t, categorical_t)
+        return carry, self.head.choose(h, greedy_choice)[0]
+
+    def sample(self, carry: Carry, numeric_t: jax.Array, categorical_t: jax.Array, key: jax.Array, *,
+               thresholds: jax.Array | np.ndarray | None = None,
+               temperature: float = 1.0) -> tuple[Carry, ControllerSample, HeadOutputs]:
+        """One frame of inference: (carry, chosen controller, logits).
+
+        Buttons are pressed where ``sigmoid(logit) >= thresholds`` (per button; 0.5 when None);
+        stick and shoulder classes are sampled at ``temperature`` (argmax at 0). An
+        autoregressive head conditions each component on the values chosen before it.
+        """
+        if thresholds is None:
+            thresholds = jnp.full((self.num_buttons,), 0.5, jnp.float32)
+        carry, h = self._hidden_step(carry, numeric_t, categorical_t)
+        logits, values = self.head.choose(h, sampling_choice(key, jnp.asarray(thresholds), temperature))
+        return carry, sample_values(values), logits
+
+
+def build_policy(cfg: PolicyConfig, spec: EmbeddingSpec, *, rngs: nnx.Rngs) -> Policy:
+    """The policy described by ``cfg`` for inputs laid out by ``spec``."""
+    return Policy(cfg, spec, rngs=rngs)
+
+
+def count_params(module: nnx.Module) -> int:
+    """Number of trainable parameters (scalars) in ``module``."""
+    return sum(int(np.prod(x.shape)) for x in jax.tree.leaves(nnx.state(module, nnx.Param)))
