@@ -1,0 +1,66 @@
+"""Train a Melee imitation policy: ``python -m experiments.train_exphil``.
+
+    python -m experiments.train_exphil --replays=DIR_OR_SLP --arch=gru --run_dir=runs/a \
+        --steps=2000 --checkpoint_every=500 --seed=0
+    python -m experiments.train_exphil --data=DATASET_DIR --preset=smoke --run_dir=runs/s
+    python -m experiments.train_exphil --preset=multishine --run_dir=runs/ms
+    python -m experiments.train_exphil --resume=runs/a      # nothing else needed
+
+``--arch`` is short for ``--policy.arch``. Every config field is a flag (``--helpfull``
+lists them: ``--policy.hidden``, ``--windows.delay``, ``--optim.lr``, ``--loss.focal_gamma``...).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from absl import flags, logging
+
+from experiments.launcher import launch
+from exphil.train import TrainConfig, train
+
+MULTISHINE_SLP = "/work/shared/data/slp/exphil_fox_multishine_closed.slp"
+
+PRESETS = {
+    # The original's multishine setup: GRU 256 x 1, windows of 16 at delay 0, Fox (port 1)'s view.
+    "multishine": {
+        "replays": MULTISHINE_SLP, "policy.arch": "gru", "policy.hidden": 256, "policy.num_layers": 1,
+        "windows.window": 16, "windows.delay": 0, "windows.stride": 4, "windows.batch_size": 256,
+        "windows.val_fraction": 0.0, "windows.filters.ports": (0,), "windows.mode": "eager",
+        "optim.lr": 3e-3, "optim.warmup_steps": 20, "steps": 400, "log_every": 20,
+        "eval_every": 200, "eval_batches": 0, "checkpoint_every": 200,
+    },
+    # A tiny run that exercises every part in seconds.
+    "smoke": {
+        "policy.hidden": 32, "windows.window": 8, "windows.stride": 8, "windows.batch_size": 16,
+        "windows.mode": "eager", "windows.prefetch": 0, "steps": 20, "log_every": 5, "eval_every": 10,
+        "eval_batches": 2, "checkpoint_every": 10, "optim.warmup_steps": 5,
+    },
+}
+
+FLAG_ALIASES = {"--arch": "--policy.arch"}
+
+
+def expand_aliases(argv: Sequence[str], aliases: dict[str, str] = FLAG_ALIASES) -> list[str]:
+    """``argv`` with short flag names (``--arch=gru``) spelled out (``--policy.arch=gru``)."""
+    out = []
+    for arg in argv:
+        name, eq, value = arg.partition("=")
+        out.append(aliases[name] + eq + value if name in aliases else arg)
+    return out
+
+
+def quiet_orbax() -> None:
+    """Hide orbax's per-save INFO lines unless ``--verbosity`` was given."""
+    if not flags.FLAGS["verbosity"].present:
+        logging.set_verbosity(logging.WARNING)
+
+
+def main(cfg: TrainConfig) -> dict:
+    quiet_orbax()
+    return train(cfg)
+
+
+if __name__ == "__main__":
+    launch(main, TrainConfig(), presets=PRESETS, argv=expand_aliases(sys.argv))

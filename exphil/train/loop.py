@@ -1,0 +1,198 @@
+"""The training run: config -> run folder -> jitted steps with evaluation, checkpoints and plots.
+
+``train(cfg)`` resolves the config (dataset built or found, statistics and positive
+weights filled in), creates the run folder (or, with ``cfg.resume``, reopens one and
+continues from its latest checkpoint with its own config), then trains for ``cfg.steps``
+steps. Every ``log_every`` steps it logs the training losses, learning rate, frames/s
+and skipped steps; every ``eval_every`` steps (and at the end) the validation metrics
+(``val/...``, see exphil.train.metrics) and plots; every ``checkpoint_every`` steps (and
+at the end) a checkpoint with the data-iterator position. Resuming reproduces the
+uninterrupted run exactly (same batches, same RNG, same parameters bit for bit on CPU).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import time
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import nnx
+from tqdm import tqdm
+
+from exphil.data.spec import BUTTONS, EmbeddingSpec
+from exphil.data.stats import load_stats, press_rates
+from exphil.data.windows import WindowIterator, make_windows
+from exphil.models.policy import build_policy, count_params
+from exphil.train.config import DataStats, TrainConfig
+from exphil.train.data_source import dataset_beside, ensure_dataset
+from exphil.train.evaluate import evaluate
+from exphil.train.losses import policy_loss, positive_weights
+from exphil.train.metrics import EvalTotals
+from exphil.train.optim import learning_rate, make_optimizer
+from exphil.train.parallel import data_mesh, replicate, shard_batch
+from exphil.train.step import batch_arrays, init_state, make_eval_step, make_train_step, split_policy
+from exphil.train.thresholds import default_thresholds
+from runkit import MetricsLog, RunDir, plots, read_metrics
+
+__all__ = ["Trainer", "load_trained", "resolve_config", "train"]
+
+
+def resolve_config(cfg: TrainConfig) -> TrainConfig:
+    """``cfg`` with its dataset located (built from replays if needed), data seeded from ``seed``,
+    and the dataset's press rates and positive weights filled in as plain numbers."""
+    data = ensure_dataset(data=cfg.data, replays=cfg.replays, out=dataset_beside(cfg.run_dir),
+                          progress=cfg.progress)
+    stats = load_stats(data)
+    rates = press_rates(stats)
+    weights = positive_weights(rates, cfg.loss.pos_weight_mode)
+    return dataclasses.replace(
+        cfg, data=str(data), windows=dataclasses.replace(cfg.windows, seed=cfg.seed),
+        stats=DataStats(press_rates=tuple(float(r) for r in rates),
+                        pos_weights=tuple(float(w) for w in weights),
+                        player_frames=int(stats["player_frames"])))
+
+
+class Trainer:
+    """The pieces of one run, built from a resolved config (see :func:`resolve_config`)."""
+
+    def __init__(self, cfg: TrainConfig, *, spec: EmbeddingSpec | None = None):
+        self.cfg = cfg
+        self.spec = spec or EmbeddingSpec()
+        self.mesh = data_mesh()
+        policy = build_policy(cfg.policy, self.spec, rngs=nnx.Rngs(cfg.seed))
+        self.num_params = count_params(policy)
+        train_graph, self.eval_graph, params, other = split_policy(policy)
+        self.optimizer = make_optimizer(cfg.optim, cfg.steps)
+        self.lr = learning_rate(cfg.optim, cfg.steps)
+        self.state = replicate(init_state(params, other, self.optimizer), self.mesh)
+        self.loss_fn = functools.partial(
+            policy_loss, pos_weight=jnp.asarray(cfg.stats.pos_weights or 1.0, jnp.float32),
+            focal_gamma=cfg.loss.focal_gamma, label_smoothing=cfg.loss.label_smoothing,
+            head_weights=cfg.loss.head_weights, warmup_frames=cfg.loss.warmup_frames)
+        self.train_step = make_train_step(train_graph, self.optimizer, self.loss_fn, bf16=cfg.bf16)
+        self.eval_step = make_eval_step(self.eval_graph, self.loss_fn, bf16=cfg.bf16)
+        self.thresholds = default_thresholds(self.spec.num_buttons)
+
+    def windows(self, split: str, *, epochs: int | None = None) -> WindowIterator:
+        """Window iterator over the run's dataset (``split`` train, val or all)."""
+        return make_windows(self.cfg.data, self.cfg.windows, spec=self.spec, split=split, epochs=epochs)
+
+    def eval_batches(self) -> tuple[str, WindowIterator]:
+        """(split name, one pass over the validation split, or over train when it is empty)."""
+        for split in ("val", "train"):
+            try:
+                return split, self.windows(split, epochs=1)
+            except ValueError:  # no replay on this side of the split
+                continue
+        raise ValueError(f"{self.cfg.data}: no replay passes the selection")
+
+    def evaluate(self, batches: Any = None, *, max_batches: int | None = None) -> EvalTotals:
+        """Metric totals of the current state over ``batches`` (default: the validation pass)."""
+        if batches is None:
+            _, batches = self.eval_batches()
+        limit = self.cfg.eval_batches if max_batches is None else max_batches
+        return evaluate(self.eval_step, self.state, batches, self.mesh, thresholds=self.thresholds,
+                        max_batches=limit)
+
+
+def _write_plots(run: RunDir, summary: dict[str, Any]) -> None:
+    rows = read_metrics(run.metrics_path)
+    plots.curves(rows, ["loss", "val/loss"], run.plots_path / "loss.png", title="total loss", logy=True)
+    heads = ["buttons", "main_x", "main_y", "c_x", "c_y", "shoulder"]
+    plots.curves(rows, [f"val/loss/{h}" for h in heads], run.plots_path / "val_head_losses.png",
+                 title="validation loss per head", logy=True)
+    if summary:
+        plots.bars({"predicted": [summary[f"press_rate_pred/{b}"] for b in BUTTONS],
+                    "actual": [summary[f"press_rate_true/{b}"] for b in BUTTONS]},
+                   [b.upper() for b in BUTTONS], run.plots_path / "press_rates.png",
+                   title="press rate per button (validation)", ylabel="share of frames")
+
+
+def _open_run(cfg: TrainConfig) -> tuple[RunDir, TrainConfig]:
+    if cfg.resume:
+        run, saved = RunDir.resume(cfg.resume, TrainConfig)
+        return run, dataclasses.replace(saved, run_dir=str(run.path), progress=cfg.progress)
+    cfg = resolve_config(cfg)
+    return RunDir.create(cfg.run_dir, cfg), cfg
+
+
+def train(cfg: TrainConfig) -> dict[str, Any]:
+    """Train (or resume) a run; returns the final summary (also the launcher's JSON)."""
+    run, cfg = _open_run(cfg)
+    trainer = Trainer(cfg)
+    data = trainer.windows("train")
+    ckpt = run.checkpointer(keep_last=cfg.keep_last, best_metric="val/loss",
+                            async_save=cfg.async_checkpoint)
+    restored = ckpt.restore_latest(trainer.state) if cfg.resume else None
+    step = 0
+    if restored is not None:
+        trainer.state, step = restored.state, restored.step
+        data.restore(restored.meta["data"])
+    log = MetricsLog(run.metrics_path, truncate_after=step if cfg.resume else None)
+    pending: list[dict[str, jax.Array]] = []
+    summary: dict[str, Any] = {}
+    t_log, t_start, frames_total, start_step = time.perf_counter(), time.perf_counter(), 0.0, step
+    bar = tqdm(total=cfg.steps, initial=step, desc="train", unit="step", disable=not cfg.progress)
+    try:
+        while step < cfg.steps:
+            batch = shard_batch(batch_arrays(next(data)), trainer.mesh)
+            trainer.state, metrics = trainer.train_step(trainer.state, batch)
+            pending.append(metrics)
+            step += 1
+            bar.update(1)
+            last = step == cfg.steps
+            if step % cfg.log_every == 0 or last:
+                rows = jax.device_get(pending)
+                now = time.perf_counter()
+                frames = float(sum(r["frames"] for r in rows))
+                frames_total += frames
+                row = {k: float(np.mean([r[k] for r in rows])) for k in rows[-1] if k != "frames"}
+                row.update(lr=float(trainer.lr(step - 1)),
+                           frames_per_s=frames / max(now - t_log, 1e-9),
+                           skipped_steps=int(trainer.state["skipped"]))
+                log.log(step, row)
+                bar.set_postfix(loss=f"{row['loss']:.4f}", fps=f"{row['frames_per_s']:,.0f}")
+                pending, t_log = [], time.perf_counter()
+            ckpt_metrics = None
+            if step % cfg.eval_every == 0 or last:
+                split, batches = trainer.eval_batches()
+                summary = trainer.evaluate(batches).summary()
+                log.log(step, {f"val/{k}": v for k, v in summary.items()}, eval_split=split)
+                ckpt_metrics = {"val/loss": summary["loss"]} if summary else None
+                _write_plots(run, summary)
+                t_log = time.perf_counter()  # evaluation time is not training throughput
+            if step % cfg.checkpoint_every == 0 or last:
+                ckpt.save(step, trainer.state, meta={"data": data.state()}, metrics=ckpt_metrics)
+    finally:
+        bar.close()
+        data.close()
+        ckpt.close()
+        log.close()
+    return {"run_dir": str(run.path), "steps": step, "params": trainer.num_params,
+            "skipped_steps": int(trainer.state["skipped"]),
+            "train_seconds": time.perf_counter() - t_start, "trained_steps_this_session": step - start_step,
+            "frames_this_session": frames_total, **summary}
+
+
+def load_trained(run_dir: str | Path, *, best: bool = False) -> tuple[Trainer, int]:
+    """A :class:`Trainer` of a run folder with its latest (or best) checkpoint restored; and its step."""
+    run, cfg = RunDir.resume(run_dir, TrainConfig)
+    trainer = Trainer(cfg)
+    ckpt = run.checkpointer(keep_last=cfg.keep_last, best_metric="val/loss")
+    try:
+        step = ckpt.best_step() if best else None
+        if step is not None:
+            restored = ckpt.restore(step, trainer.state)
+        else:
+            restored = ckpt.restore_latest(trainer.state)
+    finally:
+        ckpt.close()
+    if restored is None:
+        raise FileNotFoundError(f"{run.checkpoints_path}: no checkpoint to evaluate")
+    trainer.state = restored.state
+    return trainer, restored.step
