@@ -226,8 +226,11 @@ def build_dataset(replays: str | Path, out: str | Path, *, workers: int = 2,
                 on_row(row)
             if done % checkpoint_every == 0:
                 _write_manifest(rows.values(), out)
-    final = _write_manifest(rows.values(), out)
-    _write_stats(final, out)
+    if todo or rows.keys() != old.keys() or not (out / stats_lib.STATS_FILE).exists():
+        final = _write_manifest(rows.values(), out)
+        _write_stats(final, out)
+    else:  # nothing changed: leave the dataset untouched
+        final = sorted(rows.values(), key=lambda r: r["path"])
     problems = tuple((Path(r["path"]).name, r["status"], r["reason"]) for r in final if r["status"] != "ok")
     return BuildSummary(
         ok=sum(r["status"] == "ok" for r in final),
