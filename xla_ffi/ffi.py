@@ -119,18 +119,37 @@ def ensure_registered(platform: str) -> Path:
     return path
 
 
-def available(platform: str | None = None) -> bool:
-    """Whether the custom call can run on ``platform`` (default: JAX's default backend)."""
+def _has_backend(platform: str) -> bool:
     try:
-        ensure_registered(platform or jax.default_backend())
-    except LibraryNotFoundError:
+        return len(jax.devices(platform)) > 0
+    except RuntimeError:
         return False
-    return True
 
 
 def registered_platforms() -> list[str]:
-    """Platforms whose handlers are built, loadable and registered with XLA (e.g. ``["cpu"]``)."""
-    return [key for key in _LIBRARIES if available(key)]
+    """Platforms whose library is built, loads, and has its handlers registered with XLA.
+
+    A platform can be listed without a device to run on (the CUDA library loads without a
+    GPU); ``available`` also requires JAX to have that backend.
+    """
+    platforms = []
+    for key in _LIBRARIES:
+        try:
+            ensure_registered(key)
+        except LibraryNotFoundError:
+            continue
+        platforms.append(key)
+    return platforms
+
+
+def available(platform: str | None = None) -> bool:
+    """Whether the custom call can run on ``platform`` (default: JAX's default backend)."""
+    platform = platform or jax.default_backend()
+    try:
+        ensure_registered(platform)
+    except LibraryNotFoundError:
+        return False
+    return _has_backend("gpu" if _platform_key(platform) == "cuda" else "cpu")
 
 
 def num_chunks(length: int, chunk: int) -> int:

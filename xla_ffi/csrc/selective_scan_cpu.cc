@@ -1,0 +1,728 @@
+// CPU selective scan (Mamba semantics) as XLA FFI handlers: SelectiveScanFwdCpu and
+// SelectiveScanBwdCpu. See the FFI contract in xla_ffi/ffi.py.
+//
+// Layout is channels-last, so a block of kLanes consecutive channels is contiguous in
+// memory: each task handles one (batch, channel block) and the SIMD lanes run over the
+// block's channels, with the state dimension an inner loop over arrays of N lane-vectors
+// (h[n][lane], exp(delta*A)[n][lane]): no horizontal sums in the forward pass, loads of u,
+// delta, z and y are contiguous, and any N (1 .. 256) vectorises the same way.
+// Layers: vectorisable math -> per-task compute (template over the storage type T, compiled
+// for AVX2+FMA and for the x86-64 baseline, picked at run time) -> typed Impl<T> (threading,
+// reductions) -> dtype dispatch -> XLA_FFI_DEFINE_HANDLER_SYMBOL.
+//
+// Backward: for each chunk, in reverse, recompute the chunk's states from the saved
+// chunk-boundary state, then walk the chunk backwards. Per-worker partial buffers make the
+// reductions of dA, dD, ddelta_bias (over batch and time) and dB, dC (over channels) race-free.
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "selective_scan_common.h"
+
+#define SS_INLINE inline __attribute__((always_inline))
+
+namespace selective_scan {
+namespace {
+
+constexpr int kLanes = 16;        // channels per task block (the SIMD axis)
+constexpr int64_t kSegment = 64;  // forward steps gathered into scratch at a time
+using Bf16 = uint16_t;            // bfloat16 storage bits
+
+// ---------------------------------------------------------------------------------------
+// Vectorisable scalar math (the compiler turns the fixed-trip lane loops into SIMD).
+
+SS_INLINE float ToF32(float x) { return x; }
+SS_INLINE float ToF32(Bf16 b) {
+  const uint32_t v = uint32_t(b) << 16;
+  float f;
+  std::memcpy(&f, &v, 4);
+  return f;
+}
+SS_INLINE void Store(float x, float* p) { *p = x; }
+SS_INLINE void Store(float x, Bf16* p) {  // round to nearest even; NaN stays NaN
+  uint32_t v;
+  std::memcpy(&v, &x, 4);
+  const uint32_t rounded = (v + 0x7fffu + ((v >> 16) & 1u)) >> 16;
+  *p = Bf16((v & 0x7fffffffu) > 0x7f800000u ? ((v >> 16) | 0x40u) : rounded);
+}
+
+// exp(x), Cephes polynomial (~2 ulp); clamps to [-87, 88] (exp(-87) ~ 1.6e-38).
+SS_INLINE float Exp(float x) {
+  x = std::min(std::max(x, -87.0f), 88.0f);
+  const float k = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round(x / ln 2)
+  float r = x - k * 0.693359375f;
+  r = r - k * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  const uint32_t bits = uint32_t(int32_t(k) + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, 4);
+  return p * scale;
+}
+
+// log(x) for normal x > 0, Cephes polynomial.
+SS_INLINE float Log(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  int32_t e = int32_t((bits >> 23) & 0xffu) - 126;
+  bits = (bits & 0x007fffffu) | 0x3f000000u;  // mantissa in [0.5, 1)
+  float m;
+  std::memcpy(&m, &bits, 4);
+  const bool small = m < 0.707106781186547524f;
+  e = small ? e - 1 : e;
+  m = small ? m + m - 1.0f : m - 1.0f;
+  const float z = m * m;
+  float y = 7.0376836292e-2f;
+  y = y * m - 1.1514610310e-1f;
+  y = y * m + 1.1676998740e-1f;
+  y = y * m - 1.2420140846e-1f;
+  y = y * m + 1.4249322787e-1f;
+  y = y * m - 1.6668057665e-1f;
+  y = y * m + 2.0000714765e-1f;
+  y = y * m - 2.4999993993e-1f;
+  y = y * m + 3.3333331174e-1f;
+  y = y * m * z;
+  const float fe = float(e);
+  y += -2.12194440e-4f * fe;
+  y += -0.5f * z;
+  return (m + y) + 0.693359375f * fe;
+}
+
+// softplus(x) = log1p(exp(x)), identity above 20; also returns d softplus / dx = sigmoid(x).
+SS_INLINE float Softplus(float x, float* grad) {
+  const float e = Exp(std::min(x, 20.0f));
+  const float y = 1.0f + e;
+  const float log1p = Log(y) - ((y - 1.0f) - e) / y;  // log1p with the rounding of 1 + e undone
+  *grad = x > 20.0f ? 1.0f : e / y;
+  return x > 20.0f ? x : log1p;
+}
+
+SS_INLINE float Sigmoid(float x) { return 1.0f / (1.0f + Exp(-x)); }
+
+SS_INLINE float HorizontalSum(const float* v) {  // tree sum of kLanes values
+  float h8[8], h4[4];
+  for (int c = 0; c < 8; ++c) h8[c] = v[c] + v[c + 8];
+  for (int c = 0; c < 4; ++c) h4[c] = h8[c] + h8[c + 4];
+  return (h4[0] + h4[2]) + (h4[1] + h4[3]);
+}
+
+// ---------------------------------------------------------------------------------------
+// Operands of one call, as raw pointers (T = float or Bf16 storage).
+
+template <typename T>
+struct FwdArgs {
+  ScanDims d;
+  const T *u, *delta, *Bm, *Cm, *z;
+  const float *A, *Dskip, *delta_bias;
+  T* y;
+  float* last_state;
+  float* chunk_states;
+};
+
+template <typename T>
+struct BwdArgs {
+  FwdArgs<T> f;  // y / last_state / chunk_states of f unused; chunk_states below is an input
+  const float* chunk_states;
+  const T* dy;
+  const float* dlast;
+  T *du, *ddelta, *dz;
+};
+
+// Per-worker reduction targets of the backward pass (worker 0 writes to the outputs).
+struct BwdPartials {
+  float *dA, *dB, *dC, *dD, *dbias;
+};
+
+// Scratch of one worker, sized once per call: `steps` time steps of a channel block.
+struct Scratch {
+  Scratch(int64_t steps, int64_t state, bool with_history)
+      : storage(size_t(steps * kLanes * 9 + steps * state * 2 + state * kLanes * 4 + kLanes * 4 +
+                       (with_history ? (2 * steps + 1) * state * kLanes : 0)),
+                0.0f) {
+    float* p = storage.data();
+    auto take = [&p](int64_t n) {
+      float* q = p;
+      p += n;
+      return q;
+    };
+    dt = take(steps * kLanes);
+    dsp = take(steps * kLanes);
+    u = take(steps * kLanes);
+    z = take(steps * kLanes);
+    out = take(steps * kLanes);  // y (forward) or dy (backward)
+    ypre = take(steps * kLanes);
+    du = take(steps * kLanes);
+    ddt = take(steps * kLanes);
+    dz = take(steps * kLanes);
+    Bc = take(steps * state);
+    Cc = take(steps * state);
+    h = take(state * kLanes);
+    hrun = take(state * kLanes);
+    At = take(state * kLanes);
+    dA = take(state * kLanes);
+    Dk = take(kLanes);
+    bias = take(kLanes);
+    dD = take(kLanes);
+    dbias = take(kLanes);
+    hs = with_history ? take((steps + 1) * state * kLanes) : nullptr;
+    as = with_history ? take(steps * state * kLanes) : nullptr;
+  }
+  std::vector<float> storage;
+  float *dt, *dsp, *u, *z, *out, *ypre, *du, *ddt, *dz, *Bc, *Cc, *h, *hrun, *At, *dA, *Dk, *bias, *dD,
+      *dbias, *hs, *as;
+};
+
+// Loads the per-block constants: A transposed to [n][lane], D skip, delta bias (pad lanes 0).
+SS_INLINE void LoadBlockConstants(const ScanDims& d, const float* A, const float* Dskip,
+                                  const float* delta_bias, int64_t d0, int cb, Scratch& s) {
+  const int64_t N = d.state;
+  for (int64_t n = 0; n < N; ++n) {
+    for (int c = 0; c < kLanes; ++c) s.At[n * kLanes + c] = c < cb ? A[(d0 + c) * N + n] : 0.0f;
+  }
+  for (int c = 0; c < kLanes; ++c) {
+    s.Dk[c] = c < cb ? Dskip[d0 + c] : 0.0f;
+    s.bias[c] = c < cb ? delta_bias[d0 + c] : 0.0f;
+  }
+}
+
+// Gathers steps [t0, t0 + S) of a (batch, channel block) into f32 scratch: u, delta' (and
+// its softplus derivative), z, B, C and (backward) dy. Pad lanes read as zero.
+template <typename T>
+SS_INLINE void Gather(const FwdArgs<T>& a, const T* dy, int64_t b, int64_t d0, int cb, int64_t t0,
+                      int64_t S, Scratch& s) {
+  const ScanDims& d = a.d;
+  const int64_t D = d.channels, N = d.state;
+  for (int64_t i = 0; i < S; ++i) {
+    const int64_t row = (b * d.length + t0 + i) * D + d0;
+    float* ui = s.u + i * kLanes;
+    float* dti = s.dt + i * kLanes;
+    for (int c = 0; c < kLanes; ++c) {
+      ui[c] = c < cb ? ToF32(a.u[row + c]) : 0.0f;
+      dti[c] = (c < cb ? ToF32(a.delta[row + c]) : 0.0f) + s.bias[c];
+    }
+    if (d.has_z) {
+      float* zi = s.z + i * kLanes;
+      for (int c = 0; c < kLanes; ++c) zi[c] = c < cb ? ToF32(a.z[row + c]) : 0.0f;
+    }
+    if (dy != nullptr) {
+      float* oi = s.out + i * kLanes;
+      for (int c = 0; c < kLanes; ++c) oi[c] = c < cb ? ToF32(dy[row + c]) : 0.0f;
+    }
+  }
+  if (d.softplus) {
+    for (int64_t k = 0; k < S * kLanes; ++k) s.dt[k] = Softplus(s.dt[k], &s.dsp[k]);
+  } else {
+    for (int64_t k = 0; k < S * kLanes; ++k) s.dsp[k] = 1.0f;
+  }
+  const int64_t base = (b * d.length + t0) * N;
+  for (int64_t k = 0; k < S * N; ++k) {
+    s.Bc[k] = ToF32(a.Bm[base + k]);
+    s.Cc[k] = ToF32(a.Cm[base + k]);
+  }
+}
+
+// Writes S rows of kLanes f32 values to a [batch, length, channels] output (cb real lanes).
+template <typename T>
+SS_INLINE void Scatter(const float* src, T* dst, const ScanDims& d, int64_t b, int64_t d0, int cb,
+                       int64_t t0, int64_t S) {
+  for (int64_t i = 0; i < S; ++i) {
+    T* row = dst + (b * d.length + t0 + i) * d.channels + d0;
+    for (int c = 0; c < cb; ++c) Store(src[i * kLanes + c], row + c);
+  }
+}
+
+// Copies a [channels, state] slice of a state tensor into h[n][lane] (pad lanes 0), or back.
+SS_INLINE void LoadState(const float* src, int64_t N, int cb, float* h) {
+  for (int64_t n = 0; n < N; ++n) {
+    for (int c = 0; c < kLanes; ++c) h[n * kLanes + c] = c < cb ? src[c * N + n] : 0.0f;
+  }
+}
+SS_INLINE void SaveState(const float* h, int64_t N, int cb, float* dst) {
+  for (int c = 0; c < cb; ++c) {
+    for (int64_t n = 0; n < N; ++n) dst[c * N + n] = h[n * kLanes + c];
+  }
+}
+
+// S recurrence steps advancing the state h[n][lane]: y (pre-gate, with D skip) into `ypre`; when `hs`/`as`
+// are given, also every state (hs[0] = initial) and every exp(delta*A).
+SS_INLINE void Recurrence(int64_t S, int64_t N, const Scratch& s, float* h, float* ypre, float* hs,
+                          float* as) {
+  for (int64_t i = 0; i < S; ++i) {
+    const float* dti = s.dt + i * kLanes;
+    const float* ui = s.u + i * kLanes;
+    float acc[kLanes], dbu[kLanes];
+    for (int c = 0; c < kLanes; ++c) {
+      dbu[c] = dti[c] * ui[c];
+      acc[c] = 0.0f;
+    }
+    for (int64_t n = 0; n < N; ++n) {
+      const float bn = s.Bc[i * N + n], cn = s.Cc[i * N + n];
+      float* hn = h + n * kLanes;
+      const float* An = s.At + n * kLanes;
+      float* an_out = as ? as + (i * N + n) * kLanes : nullptr;
+      float* hn_out = hs ? hs + ((i + 1) * N + n) * kLanes : nullptr;
+      for (int c = 0; c < kLanes; ++c) {
+        const float a = Exp(dti[c] * An[c]);
+        const float hv = a * hn[c] + dbu[c] * bn;
+        hn[c] = hv;
+        acc[c] += cn * hv;
+        if (an_out) an_out[c] = a;
+        if (hn_out) hn_out[c] = hv;
+      }
+    }
+    for (int c = 0; c < kLanes; ++c) ypre[i * kLanes + c] = acc[c] + s.Dk[c] * ui[c];
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Per-task compute.
+
+// Forward for one (batch, channel block): y, last state, chunk-boundary states.
+template <typename T>
+SS_INLINE void FwdTaskBody(const FwdArgs<T>& a, int64_t task, Scratch& s) {
+  const ScanDims& d = a.d;
+  const int64_t nblocks = (d.channels + kLanes - 1) / kLanes;
+  const int64_t b = task / nblocks, d0 = (task % nblocks) * kLanes;
+  const int cb = int(std::min<int64_t>(kLanes, d.channels - d0));
+  const int64_t L = d.length, D = d.channels, N = d.state;
+  LoadBlockConstants(d, a.A, a.Dskip, a.delta_bias, d0, cb, s);
+  std::fill(s.h, s.h + N * kLanes, 0.0f);
+  for (int64_t t0 = 0; t0 < L;) {
+    if (t0 % d.chunk == 0) {
+      SaveState(s.h, N, cb, a.chunk_states + ((b * d.nchunks + t0 / d.chunk) * D + d0) * N);
+    }
+    const int64_t t1 = std::min({L, t0 + kSegment, (t0 / d.chunk + 1) * d.chunk});
+    const int64_t S = t1 - t0;
+    Gather<T>(a, nullptr, b, d0, cb, t0, S, s);
+    Recurrence(S, N, s, s.h, s.out, nullptr, nullptr);
+    if (d.has_z) {
+      for (int64_t k = 0; k < S * kLanes; ++k) s.out[k] *= s.z[k] * Sigmoid(s.z[k]);
+    }
+    Scatter<T>(s.out, a.y, d, b, d0, cb, t0, S);
+    t0 = t1;
+  }
+  if (L == 0) SaveState(s.h, N, cb, a.chunk_states + (b * d.nchunks * D + d0) * N);
+  SaveState(s.h, N, cb, a.last_state + (b * D + d0) * N);
+}
+
+// Backward for one (batch, channel block), chunks in reverse; reductions into `p`.
+template <typename T>
+SS_INLINE void BwdTaskBody(const BwdArgs<T>& a, int64_t task, Scratch& s, const BwdPartials& p) {
+  const ScanDims& d = a.f.d;
+  const int64_t nblocks = (d.channels + kLanes - 1) / kLanes;
+  const int64_t b = task / nblocks, d0 = (task % nblocks) * kLanes;
+  const int cb = int(std::min<int64_t>(kLanes, d.channels - d0));
+  const int64_t L = d.length, D = d.channels, N = d.state;
+  LoadBlockConstants(d, a.f.A, a.f.Dskip, a.f.delta_bias, d0, cb, s);
+  std::fill(s.dA, s.dA + N * kLanes, 0.0f);
+  std::fill(s.dD, s.dD + kLanes, 0.0f);
+  std::fill(s.dbias, s.dbias + kLanes, 0.0f);
+  float* dh = s.h;  // the carried state gradient dL/dh_t (from later steps)
+  LoadState(a.dlast + (b * D + d0) * N, N, cb, dh);
+  for (int64_t k = (L + d.chunk - 1) / d.chunk - 1; k >= 0; --k) {
+    const int64_t t0 = k * d.chunk, S = std::min(L, t0 + d.chunk) - t0;
+    Gather<T>(a.f, a.dy, b, d0, cb, t0, S, s);
+    // Recompute the chunk's states forward from its saved initial state (hs[0]).
+    LoadState(a.chunk_states + ((b * d.nchunks + k) * D + d0) * N, N, cb, s.hs);
+    std::copy(s.hs, s.hs + N * kLanes, s.hrun);
+    Recurrence(S, N, s, s.hrun, s.ypre, s.hs, s.as);
+    for (int64_t i = S - 1; i >= 0; --i) {
+      const float* ui = s.u + i * kLanes;
+      const float* dti = s.dt + i * kLanes;
+      float dyv[kLanes], du[kLanes], ddt[kLanes], dtu[kLanes];
+      for (int c = 0; c < kLanes; ++c) {
+        const float dout = s.out[i * kLanes + c];
+        if (d.has_z) {
+          const float zc = s.z[i * kLanes + c], sg = Sigmoid(zc);
+          dyv[c] = dout * zc * sg;
+          s.dz[i * kLanes + c] = dout * s.ypre[i * kLanes + c] * sg * (1.0f + zc * (1.0f - sg));
+        } else {
+          dyv[c] = dout;
+        }
+        s.dD[c] += dyv[c] * ui[c];
+        du[c] = dyv[c] * s.Dk[c];
+        ddt[c] = 0.0f;
+        dtu[c] = dti[c] * ui[c];
+      }
+      float* dB_row = p.dB + (b * L + t0 + i) * N;
+      float* dC_row = p.dC + (b * L + t0 + i) * N;
+      for (int64_t n = 0; n < N; ++n) {
+        const float bn = s.Bc[i * N + n], cn = s.Cc[i * N + n];
+        const float* hn = s.hs + ((i + 1) * N + n) * kLanes;
+        const float* hp = s.hs + (i * N + n) * kLanes;
+        const float* an = s.as + (i * N + n) * kLanes;
+        const float* An = s.At + n * kLanes;
+        float* dhn = dh + n * kLanes;
+        float* dAn = s.dA + n * kLanes;
+        float pC[kLanes], pB[kLanes];
+        for (int c = 0; c < kLanes; ++c) {
+          pC[c] = dyv[c] * hn[c];
+          const float g = dhn[c] + dyv[c] * cn;  // dL/dh_t
+          const float ahp = an[c] * hp[c];
+          ddt[c] += g * (An[c] * ahp + bn * ui[c]);
+          dAn[c] += g * dti[c] * ahp;
+          pB[c] = g * dtu[c];
+          du[c] += g * dti[c] * bn;
+          dhn[c] = an[c] * g;  // becomes dL/dh_{t-1} through h_t = a_t h_{t-1} + ...
+        }
+        dC_row[n] += HorizontalSum(pC);
+        dB_row[n] += HorizontalSum(pB);
+      }
+      for (int c = 0; c < kLanes; ++c) {
+        const float dpre = ddt[c] * s.dsp[i * kLanes + c];
+        s.dbias[c] += dpre;
+        s.ddt[i * kLanes + c] = dpre;
+        s.du[i * kLanes + c] = du[c];
+      }
+    }
+    Scatter<T>(s.du, a.du, d, b, d0, cb, t0, S);
+    Scatter<T>(s.ddt, a.ddelta, d, b, d0, cb, t0, S);
+    if (d.has_z) Scatter<T>(s.dz, a.dz, d, b, d0, cb, t0, S);
+  }
+  for (int c = 0; c < cb; ++c) {
+    for (int64_t n = 0; n < N; ++n) p.dA[(d0 + c) * N + n] += s.dA[n * kLanes + c];
+    p.dD[d0 + c] += s.dD[c];
+    p.dbias[d0 + c] += s.dbias[c];
+  }
+}
+
+// Instruction-set variants of the task bodies, picked once at run time.
+template <typename T>
+void FwdTaskBase(const FwdArgs<T>& a, int64_t task, Scratch& s) { FwdTaskBody<T>(a, task, s); }
+template <typename T>
+void BwdTaskBase(const BwdArgs<T>& a, int64_t task, Scratch& s, const BwdPartials& p) {
+  BwdTaskBody<T>(a, task, s, p);
+}
+#if defined(__x86_64__)
+template <typename T>
+__attribute__((target("avx2,fma"))) void FwdTaskAvx2(const FwdArgs<T>& a, int64_t task, Scratch& s) {
+  FwdTaskBody<T>(a, task, s);
+}
+template <typename T>
+__attribute__((target("avx2,fma"))) void BwdTaskAvx2(const BwdArgs<T>& a, int64_t task, Scratch& s,
+                                                     const BwdPartials& p) {
+  BwdTaskBody<T>(a, task, s, p);
+}
+#endif
+
+// True when the AVX2+FMA variants may run (XLA_FFI_CPU_ISA=baseline forces the baseline).
+bool UseAvx2() {
+  static const bool use = [] {
+    const char* env = std::getenv("XLA_FFI_CPU_ISA");
+    if (env != nullptr && std::string(env) == "baseline") return false;
+#if defined(__x86_64__)
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    return false;
+#endif
+  }();
+  return use;
+}
+
+// ---------------------------------------------------------------------------------------
+// Threading: tasks pulled from a shared counter by the caller and up to workers - 1 threads
+// of XLA's intra-op pool (std::thread when the pool reports none). The caller waits only
+// for claimed tasks, so a pool thread that starts late finds no work and cannot deadlock.
+
+int NumWorkers(ffi::ThreadPool& pool, int64_t tasks) {
+  int64_t threads = pool.num_threads();
+  if (threads <= 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  return int(std::max<int64_t>(1, std::min(threads, tasks)));
+}
+
+void ParallelFor(ffi::ThreadPool& pool, int64_t tasks, int workers,
+                 std::function<void(int64_t task, int worker)> fn) {
+  struct Shared {
+    std::atomic<int64_t> next{0}, done{0};
+    int64_t tasks = 0;
+    std::function<void(int64_t, int)> fn;
+    std::mutex mu;
+    std::condition_variable cv;
+  };
+  auto shared = std::make_shared<Shared>();
+  shared->tasks = tasks;
+  shared->fn = std::move(fn);
+  auto work = [](Shared& sh, int worker) {
+    int64_t finished = 0;
+    for (int64_t i; (i = sh.next.fetch_add(1)) < sh.tasks; ++finished) sh.fn(i, worker);
+    if (finished > 0 && sh.done.fetch_add(finished) + finished == sh.tasks) {
+      std::lock_guard<std::mutex> lock(sh.mu);
+      sh.cv.notify_all();
+    }
+  };
+  const bool have_pool = pool.num_threads() > 0;
+  std::vector<std::thread> threads;
+  for (int w = 1; w < workers; ++w) {
+    if (have_pool) {
+      pool.Schedule([shared, w, work] { work(*shared, w); });
+    } else {
+      threads.emplace_back([shared, w, work] { work(*shared, w); });
+    }
+  }
+  work(*shared, 0);
+  {
+    std::unique_lock<std::mutex> lock(shared->mu);
+    shared->cv.wait(lock, [&] { return shared->done.load() == shared->tasks; });
+  }
+  for (auto& t : threads) t.join();
+}
+
+// ---------------------------------------------------------------------------------------
+// Typed implementations.
+
+template <typename T>
+ffi::Error FwdImpl(ffi::ThreadPool& pool, const FwdArgs<T>& a) {
+  const ScanDims& d = a.d;
+  const int64_t tasks = d.batch * ((d.channels + kLanes - 1) / kLanes);
+  if (tasks == 0) return ffi::Error::Success();
+  const int workers = NumWorkers(pool, tasks);
+  std::vector<Scratch> scratch;
+  for (int w = 0; w < workers; ++w) scratch.emplace_back(kSegment, d.state, false);
+  const auto body = UseAvx2() ?
+#if defined(__x86_64__)
+                              &FwdTaskAvx2<T>
+#else
+                              &FwdTaskBase<T>
+#endif
+                              : &FwdTaskBase<T>;
+  ParallelFor(pool, tasks, workers, [&](int64_t task, int w) { body(a, task, scratch[w]); });
+  return ffi::Error::Success();
+}
+
+template <typename T>
+ffi::Error BwdImpl(ffi::ThreadPool& pool, const BwdArgs<T>& a, const BwdPartials& out) {
+  const ScanDims& d = a.f.d;
+  const int64_t B = d.batch, L = d.length, D = d.channels, N = d.state;
+  std::fill(out.dA, out.dA + D * N, 0.0f);
+  std::fill(out.dB, out.dB + B * L * N, 0.0f);
+  std::fill(out.dC, out.dC + B * L * N, 0.0f);
+  std::fill(out.dD, out.dD + D, 0.0f);
+  std::fill(out.dbias, out.dbias + D, 0.0f);
+  const int64_t tasks = B * ((D + kLanes - 1) / kLanes);
+  if (tasks == 0 || L == 0) {
+    // Nothing to propagate through: du, ddelta, dz are zero.
+    std::fill(a.du, a.du + B * L * D, T(0));
+    std::fill(a.ddelta, a.ddelta + B * L * D, T(0));
+    if (d.has_z) std::fill(a.dz, a.dz + B * L * D, T(0));
+    return ffi::Error::Success();
+  }
+  const int workers = NumWorkers(pool, tasks);
+  const int64_t steps = std::min(d.chunk, L);
+  std::vector<Scratch> scratch;
+  for (int w = 0; w < workers; ++w) scratch.emplace_back(steps, N, true);
+  // Worker 0 reduces straight into the outputs; the others into zeroed buffers added after.
+  const int64_t part_size = D * N + 2 * B * L * N + 2 * D;
+  std::vector<float> extra(size_t(part_size) * size_t(workers - 1), 0.0f);
+  std::vector<BwdPartials> parts{out};
+  for (int w = 1; w < workers; ++w) {
+    float* q = extra.data() + (w - 1) * part_size;
+    parts.push_back({q, q + D * N, q + D * N + B * L * N, q + D * N + 2 * B * L * N,
+                     q + D * N + 2 * B * L * N + D});
+  }
+  const auto body = UseAvx2() ?
+#if defined(__x86_64__)
+                              &BwdTaskAvx2<T>
+#else
+                              &BwdTaskBase<T>
+#endif
+                              : &BwdTaskBase<T>;
+  ParallelFor(pool, tasks, workers, [&](int64_t task, int w) { body(a, task, scratch[w], parts[w]); });
+  for (int w = 1; w < workers; ++w) {
+    const float* q = extra.data() + (w - 1) * part_size;
+    for (int64_t k = 0; k < D * N; ++k) out.dA[k] += q[k];
+    q += D * N;
+    for (int64_t k = 0; k < B * L * N; ++k) out.dB[k] += q[k];
+    q += B * L * N;
+    for (int64_t k = 0; k < B * L * N; ++k) out.dC[k] += q[k];
+    q += B * L * N;
+    for (int64_t k = 0; k < D; ++k) out.dD[k] += q[k];
+    q += D;
+    for (int64_t k = 0; k < D; ++k) out.dbias[k] += q[k];
+  }
+  return ffi::Error::Success();
+}
+
+template <typename T>
+FwdArgs<T> MakeFwdArgs(const ScanDims& d, const ffi::AnyBuffer& u, const ffi::AnyBuffer& delta,
+                       const ffi::AnyBuffer& A, const ffi::AnyBuffer& Bm, const ffi::AnyBuffer& Cm,
+                       const ffi::AnyBuffer& Dskip, const ffi::AnyBuffer& z,
+                       const ffi::AnyBuffer& delta_bias) {
+  FwdArgs<T> a;
+  a.d = d;
+  a.u = static_cast<const T*>(u.untyped_data());
+  a.delta = static_cast<const T*>(delta.untyped_data());
+  a.Bm = static_cast<const T*>(Bm.untyped_data());
+  a.Cm = static_cast<const T*>(Cm.untyped_data());
+  a.z = static_cast<const T*>(z.untyped_data());
+  a.A = static_cast<const float*>(A.untyped_data());
+  a.Dskip = static_cast<const float*>(Dskip.untyped_data());
+  a.delta_bias = static_cast<const float*>(delta_bias.untyped_data());
+  a.y = nullptr;
+  a.last_state = nullptr;
+  a.chunk_states = nullptr;
+  return a;
+}
+
+// ---------------------------------------------------------------------------------------
+// Dtype dispatch (the handlers' entry points).
+
+constexpr const char* kFwdName = "selective_scan_fwd";
+constexpr const char* kBwdName = "selective_scan_bwd";
+
+ffi::Error FwdDispatch(ffi::ThreadPool pool, ffi::AnyBuffer u, ffi::AnyBuffer delta, ffi::AnyBuffer A,
+                       ffi::AnyBuffer Bm, ffi::AnyBuffer Cm, ffi::AnyBuffer Dskip, ffi::AnyBuffer z,
+                       ffi::AnyBuffer delta_bias, ffi::Result<ffi::AnyBuffer> y,
+                       ffi::Result<ffi::AnyBuffer> last_state, ffi::Result<ffi::AnyBuffer> chunk_states,
+                       bool softplus, bool has_z, int64_t chunk) {
+  ScanDims d;
+  if (auto e = CheckForwardOperands(kFwdName, u, delta, A, Bm, Cm, Dskip, z, delta_bias, softplus, has_z,
+                                    chunk, &d);
+      e.failure()) {
+    return e;
+  }
+  const auto t = u.element_type();
+  const auto F32 = ffi::DataType::F32;
+  if (auto e = CheckOperand(kFwdName, "y", *y, t, {d.batch, d.length, d.channels}); e.failure()) return e;
+  if (auto e = CheckOperand(kFwdName, "last_state", *last_state, F32, {d.batch, d.channels, d.state});
+      e.failure()) {
+    return e;
+  }
+  if (auto e = CheckOperand(kFwdName, "chunk_states", *chunk_states, F32,
+                            {d.batch, d.nchunks, d.channels, d.state});
+      e.failure()) {
+    return e;
+  }
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    FwdArgs<T> a = MakeFwdArgs<T>(d, u, delta, A, Bm, Cm, Dskip, z, delta_bias);
+    a.y = static_cast<T*>(y->untyped_data());
+    a.last_state = static_cast<float*>(last_state->untyped_data());
+    a.chunk_states = static_cast<float*>(chunk_states->untyped_data());
+    return FwdImpl<T>(pool, a);
+  };
+  return t == ffi::DataType::F32 ? run(float{}) : run(Bf16{});
+}
+
+ffi::Error BwdDispatch(ffi::ThreadPool pool, ffi::AnyBuffer u, ffi::AnyBuffer delta, ffi::AnyBuffer A,
+                       ffi::AnyBuffer Bm, ffi::AnyBuffer Cm, ffi::AnyBuffer Dskip, ffi::AnyBuffer z,
+                       ffi::AnyBuffer delta_bias, ffi::AnyBuffer chunk_states, ffi::AnyBuffer dy,
+                       ffi::AnyBuffer dlast, ffi::Result<ffi::AnyBuffer> du,
+                       ffi::Result<ffi::AnyBuffer> ddelta, ffi::Result<ffi::AnyBuffer> dA,
+                       ffi::Result<ffi::AnyBuffer> dB, ffi::Result<ffi::AnyBuffer> dC,
+                       ffi::Result<ffi::AnyBuffer> dDskip, ffi::Result<ffi::AnyBuffer> dz,
+                       ffi::Result<ffi::AnyBuffer> ddelta_bias, bool softplus, bool has_z, int64_t chunk) {
+  ScanDims d;
+  if (auto e = CheckForwardOperands(kBwdName, u, delta, A, Bm, Cm, Dskip, z, delta_bias, softplus, has_z,
+                                    chunk, &d);
+      e.failure()) {
+    return e;
+  }
+  const auto t = u.element_type();
+  const auto F32 = ffi::DataType::F32;
+  const int64_t B = d.batch, L = d.length, D = d.channels, N = d.state;
+  struct Expect {
+    const char* name;
+    const ffi::AnyBuffer& buf;
+    ffi::DataType dtype;
+    std::initializer_list<int64_t> shape;
+  };
+  const Expect expected[] = {
+      {"chunk_states", chunk_states, F32, {B, d.nchunks, D, N}},
+      {"dy", dy, t, {B, L, D}},
+      {"dlast", dlast, F32, {B, D, N}},
+      {"du", *du, t, {B, L, D}},
+      {"ddelta", *ddelta, t, {B, L, D}},
+      {"dA", *dA, F32, {D, N}},
+      {"dB", *dB, F32, {B, L, N}},
+      {"dC", *dC, F32, {B, L, N}},
+      {"dDskip", *dDskip, F32, {D}},
+      {"ddelta_bias", *ddelta_bias, F32, {D}},
+  };
+  for (const Expect& x : expected) {
+    if (auto e = CheckOperand(kBwdName, x.name, x.buf, x.dtype, x.shape); e.failure()) return e;
+  }
+  if (has_z) {
+    if (auto e = CheckOperand(kBwdName, "dz", *dz, t, {B, L, D}); e.failure()) return e;
+  } else if (auto e = CheckOperand(kBwdName, "dz", *dz, t, {0}); e.failure()) {
+    return e;
+  }
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    BwdArgs<T> a;
+    a.f = MakeFwdArgs<T>(d, u, delta, A, Bm, Cm, Dskip, z, delta_bias);
+    a.chunk_states = static_cast<const float*>(chunk_states.untyped_data());
+    a.dy = static_cast<const T*>(dy.untyped_data());
+    a.dlast = static_cast<const float*>(dlast.untyped_data());
+    a.du = static_cast<T*>(du->untyped_data());
+    a.ddelta = static_cast<T*>(ddelta->untyped_data());
+    a.dz = static_cast<T*>(dz->untyped_data());
+    const BwdPartials out{static_cast<float*>(dA->untyped_data()), static_cast<float*>(dB->untyped_data()),
+                          static_cast<float*>(dC->untyped_data()),
+                          static_cast<float*>(dDskip->untyped_data()),
+                          static_cast<float*>(ddelta_bias->untyped_data())};
+    return BwdImpl<T>(pool, a, out);
+  };
+  return t == ffi::DataType::F32 ? run(float{}) : run(Bf16{});
+}
+
+}  // namespace
+}  // namespace selective_scan
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(SelectiveScanFwdCpu, selective_scan::FwdDispatch,
+                              xla::ffi::Ffi::Bind()
+                                  .Ctx<xla::ffi::ThreadPool>()
+                                  .Arg<xla::ffi::AnyBuffer>()  // u [B, L, D] T
+                                  .Arg<xla::ffi::AnyBuffer>()  // delta [B, L, D] T
+                                  .Arg<xla::ffi::AnyBuffer>()  // A [D, N] f32
+                                  .Arg<xla::ffi::AnyBuffer>()  // Bm [B, L, N] T
+                                  .Arg<xla::ffi::AnyBuffer>()  // Cm [B, L, N] T
+                                  .Arg<xla::ffi::AnyBuffer>()  // Dskip [D] f32
+                                  .Arg<xla::ffi::AnyBuffer>()  // z [B, L, D] or [0] T
+                                  .Arg<xla::ffi::AnyBuffer>()  // delta_bias [D] f32
+                                  .Ret<xla::ffi::AnyBuffer>()  // y [B, L, D] T
+                                  .Ret<xla::ffi::AnyBuffer>()  // last_state [B, D, N] f32
+                                  .Ret<xla::ffi::AnyBuffer>()  // chunk_states [B, nc, D, N] f32
+                                  .Attr<bool>("softplus")
+                                  .Attr<bool>("has_z")
+                                  .Attr<int64_t>("chunk"));
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(SelectiveScanBwdCpu, selective_scan::BwdDispatch,
+                              xla::ffi::Ffi::Bind()
+                                  .Ctx<xla::ffi::ThreadPool>()
+                                  .Arg<xla::ffi::AnyBuffer>()  // u [B, L, D] T
+                                  .Arg<xla::ffi::AnyBuffer>()  // delta [B, L, D] T
+                                  .Arg<xla::ffi::AnyBuffer>()  // A [D, N] f32
+                                  .Arg<xla::ffi::AnyBuffer>()  // Bm [B, L, N] T
+                                  .Arg<xla::ffi::AnyBuffer>()  // Cm [B, L, N] T
+                                  .Arg<xla::ffi::AnyBuffer>()  // Dskip [D] f32
+                                  .Arg<xla::ffi::AnyBuffer>()  // z [B, L, D] or [0] T
+                                  .Arg<xla::ffi::AnyBuffer>()  // delta_bias [D] f32
+                                  .Arg<xla::ffi::AnyBuffer>()  // chunk_states [B, nc, D, N] f32
+                                  .Arg<xla::ffi::AnyBuffer>()  // dy [B, L, D] T
+                                  .Arg<xla::ffi::AnyBuffer>()  // dlast [B, D, N] f32
+                                  .Ret<xla::ffi::AnyBuffer>()  // du [B, L, D] T
+                                  .Ret<xla::ffi::AnyBuffer>()  // ddelta [B, L, D] T
+                                  .Ret<xla::ffi::AnyBuffer>()  // dA [D, N] f32
+                                  .Ret<xla::ffi::AnyBuffer>()  // dB [B, L, N] f32
+                                  .Ret<xla::ffi::AnyBuffer>()  // dC [B, L, N] f32
+                                  .Ret<xla::ffi::AnyBuffer>()  // dDskip [D] f32
+                                  .Ret<xla::ffi::AnyBuffer>()  // dz [B, L, D] or [0] T
+                                  .Ret<xla::ffi::AnyBuffer>()  // ddelta_bias [D] f32
+                                  .Attr<bool>("softplus")
+                                  .Attr<bool>("has_z")
+                                  .Attr<int64_t>("chunk"));
