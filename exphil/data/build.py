@@ -10,7 +10,8 @@ Every file is written under a temporary name and renamed into place, so a build 
 any moment leaves only complete tables and a complete (possibly older) manifest; stray
 temporary files are removed by the next build. A rerun reuses manifest rows whose file
 path, size and modification time are unchanged, and a file whose content hash already has
-a table is not parsed again (its facts are read from the table's metadata).
+a table is not parsed again (its facts are read from the table's metadata). Files removed
+from the replay folder leave the manifest (their tables stay, unreferenced).
 """
 
 from __future__ import annotations
@@ -118,9 +119,10 @@ def _write_atomic_parquet(table: pa.Table, path: Path) -> None:
 def ingest_file(path: str | Path, out: str | Path) -> dict[str, Any]:
     """Ingest one file into dataset folder ``out``; return its manifest row (never raises for bad input)."""
     path, out = Path(path), Path(out)
-    st = path.stat()
-    row: dict[str, Any] = {"path": str(path), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+    row: dict[str, Any] = {"path": str(path)}
     try:
+        st = path.stat()
+        row.update(size=st.st_size, mtime_ns=st.st_mtime_ns)
         digest = _md5(path)
         row["hash"] = digest
         rel = f"{TABLES_DIR}/{digest[:2]}/{digest}.parquet"
@@ -175,7 +177,10 @@ def _write_stats(rows: list[dict[str, Any]], out: Path) -> None:
 def _unchanged(old: dict[str, Any] | None, path: Path, out: Path) -> bool:
     if old is None:
         return False
-    st = path.stat()
+    try:
+        st = path.stat()
+    except OSError:
+        return False
     if old["size"] != st.st_size or old["mtime_ns"] != st.st_mtime_ns:
         return False
     return old["status"] != "ok" or (out / old["table"]).exists()

@@ -137,3 +137,21 @@ def test_killed_build_leaves_consistent_dataset(tmp_path, replay_path, replay_di
     assert ([{k: r[k] for k in keep} for r in read_manifest(out).to_pylist()]
             == [{k: r[k] for k in keep} for r in read_manifest(fresh).to_pylist()])
     assert json.loads((out / "stats.json").read_text()) == json.loads((fresh / "stats.json").read_text())
+
+
+def test_launcher_exit_code_and_summary(tmp_path, replay_path, capsys):
+    from experiments.build_dataset import BuildConfig, main
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(SystemExit) as exit_info:
+        main(BuildConfig(replays=str(empty), out=str(tmp_path / "d0"), progress=False))
+    assert exit_info.value.code == 1  # no replay could be read
+    _link(tmp_path / "bad", replay_path, ["peppi_corrupt.slp"])
+    with pytest.raises(SystemExit):
+        main(BuildConfig(replays=str(tmp_path / "bad"), out=str(tmp_path / "d1"), progress=False))
+    _link(tmp_path / "mixed", replay_path, ["peppi_corrupt.slp", "peppi_joystick_udlr.slp"])
+    result = main(BuildConfig(replays=str(tmp_path / "mixed"), out=str(tmp_path / "d2"), progress=False))
+    assert (result["ok"], result["errors"]) == (1, 1)
+    out = capsys.readouterr().out
+    assert "ok 1, skipped 0, errors 1" in out and "error: peppi_corrupt.slp: cannot parse replay" in out

@@ -242,3 +242,19 @@ def test_press_windows_match_brute_force(data, frames, window, delay):
         pressed = any(held[t].any() if t == 0 else (held[t] & ~held[t - 1]).any()
                       for t in range(s + delay, min(s + delay + window, frames)))
         assert flag == pressed
+
+
+def test_lazy_mode_streams_one_group_at_a_time(small_dataset, monkeypatch):
+    import exphil.data.windows as windows
+
+    loads = []
+    real = windows.load_features
+    monkeypatch.setattr(windows, "load_features", lambda path, pov, *a, **k: loads.append((path, pov))
+                        or real(path, pov, *a, **k))
+    cfg = dataclasses.replace(CFG, mode="lazy", prefetch=0, shuffle_replays=2)
+    it = make_windows(small_dataset, cfg, split="all", epochs=1)
+    assert loads == []  # nothing is loaded up front
+    next(it)
+    assert 0 < len(loads) <= 2 * 2  # at most the first two groups of two units (a batch may span them)
+    list(it)
+    assert sorted(loads) == sorted((u.table, u.pov) for u in it.units)  # each unit read once per epoch
