@@ -1,0 +1,216 @@
+// Runs the CUDA selective-scan kernels on the host (see cuda_host_shim.h) for tests.
+//
+// Usage: emulate fwd|bwd f32|bf16 B L D N chunk softplus has_z DIR
+// Inputs are raw little-endian float32 files in DIR (u, delta, A, Bm, Cm, Dskip, z,
+// delta_bias; for bwd also chunk_states, dy, dlast); outputs are written there the same
+// way (fwd: y, last_state, chunk_states; bwd: du, ddelta, dA, dB, dC, dDskip, dz,
+// ddelta_bias). bf16 runs round the inputs to bfloat16 first, as the Python wrapper would.
+// Launch geometry, zeroed accumulators and history slots follow selective_scan_cuda.cu.
+// Outputs the kernels should write are pre-filled with NaN so that a missed write shows.
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cuda_host_shim.h"
+#include "selective_scan_cuda_kernels.cuh"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define EMU_POISON(addr, size) ASAN_POISON_MEMORY_REGION(addr, size)
+#define EMU_UNPOISON(addr, size) ASAN_UNPOISON_MEMORY_REGION(addr, size)
+#else
+#define EMU_POISON(addr, size) ((void)(addr), (void)(size))
+#define EMU_UNPOISON(addr, size) ((void)(addr), (void)(size))
+#endif
+
+namespace selective_scan_cuda {
+constexpr size_t kSmemFloats = 1 << 15;
+alignas(64) float smem[kSmemFloats];
+}  // namespace selective_scan_cuda
+
+namespace {
+
+using namespace selective_scan_cuda;
+
+std::string g_dir;
+
+std::vector<float> Read(const std::string& name, size_t count) {
+  std::vector<float> v(count);
+  std::ifstream f(g_dir + "/" + name + ".bin", std::ios::binary);
+  f.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(count * sizeof(float)));
+  if (static_cast<size_t>(f.gcount()) != count * sizeof(float)) {
+    std::fprintf(stderr, "emulate: %s.bin: expected %zu floats\n", name.c_str(), count);
+    std::exit(2);
+  }
+  return v;
+}
+
+void Write(const std::string& name, const std::vector<float>& v) {
+  std::ofstream f(g_dir + "/" + name + ".bin", std::ios::binary);
+  f.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(float)));
+}
+
+template <typename T>
+T Cast(float v);
+template <>
+float Cast<float>(float v) { return v; }
+template <>
+__nv_bfloat16 Cast<__nv_bfloat16>(float v) { return __float2bfloat16(v); }
+
+float Back(float v) { return v; }
+float Back(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <typename T>
+std::vector<T> ReadAs(const std::string& name, size_t count) {
+  std::vector<float> f = Read(name, count);
+  std::vector<T> out(count);
+  for (size_t i = 0; i < count; ++i) out[i] = Cast<T>(f[i]);
+  return out;
+}
+
+template <typename T>
+void WriteFrom(const std::string& name, const std::vector<T>& v) {
+  std::vector<float> f(v.size());
+  for (size_t i = 0; i < v.size(); ++i) f[i] = Back(v[i]);
+  Write(name, f);
+}
+
+template <typename T>
+std::vector<T> NaNs(size_t count) {
+  return std::vector<T>(count, Cast<T>(std::numeric_limits<float>::quiet_NaN()));
+}
+
+// Runs `kernel` on every block of the grid, one block at a time, kThreads threads each.
+template <typename Kernel>
+void RunGrid(int64_t blocks, size_t shared_bytes, Kernel kernel) {
+  if (shared_bytes > sizeof(smem)) {
+    std::fprintf(stderr, "emulate: %zu bytes of shared memory requested\n", shared_bytes);
+    std::exit(3);
+  }
+  EMU_POISON(reinterpret_cast<char*>(smem) + shared_bytes, sizeof(smem) - shared_bytes);
+  std::barrier<> barrier(kThreads);
+  emu_barrier = &barrier;
+  gridDim.x = static_cast<unsigned>(blocks);
+  blockDim.x = kThreads;
+  for (int64_t b = 0; b < blocks; ++b) {
+    blockIdx.x = static_cast<unsigned>(b);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([t, &kernel] {
+        threadIdx.x = static_cast<unsigned>(t);
+        kernel();
+      });
+    }
+    for (auto& th : threads) th.join();
+  }
+  EMU_UNPOISON(smem, sizeof(smem));
+}
+
+template <typename Fn>
+void DispatchK(int per_lane, Fn&& fn) {
+  switch (per_lane) {
+    case 1: fn(std::integral_constant<int, 1>{}); break;
+    case 2: fn(std::integral_constant<int, 2>{}); break;
+    case 4: fn(std::integral_constant<int, 4>{}); break;
+    case 8: fn(std::integral_constant<int, 8>{}); break;
+    default: std::fprintf(stderr, "emulate: bad per_lane %d\n", per_lane); std::exit(4);
+  }
+}
+
+struct Inputs {
+  Dims dims;
+  bool softplus, has_z;
+};
+
+template <typename T>
+void Forward(const Inputs& in) {
+  const Dims& d = in.dims;
+  const size_t bld = d.batch * d.length * d.dim, bln = d.batch * d.length * d.state;
+  const size_t zsize = in.has_z ? bld : 0;
+  auto u = ReadAs<T>("u", bld), delta = ReadAs<T>("delta", bld), Bm = ReadAs<T>("Bm", bln),
+       Cm = ReadAs<T>("Cm", bln), z = ReadAs<T>("z", zsize);
+  auto A = Read("A", d.dim * d.state), Dskip = Read("Dskip", d.dim), bias = Read("delta_bias", d.dim);
+  auto y = NaNs<T>(bld);
+  auto last = NaNs<float>(d.batch * d.dim * d.state);
+  auto chunks = NaNs<float>(d.batch * d.nchunks * d.dim * d.state);
+  if (d.length == 0) std::fill(chunks.begin(), chunks.end(), 0.f);  // the handler's memset
+  FwdArgs<T> args{u.data(), delta.data(), A.data(), Bm.data(), Cm.data(), Dskip.data(), z.data(),
+                  bias.data(), y.data(), last.data(), chunks.data(), d,
+                  MakeLayout(d.state, kFwdChannelBudget, kFwdStateBudget), in.softplus, in.has_z};
+  DispatchK(args.lay.per_lane, [&](auto k) {
+    RunGrid(WorkItems(d, args.lay), SharedBytes(args.lay, kFwdChannelArrays, kFwdStateArrays),
+            [&args] { SelectiveScanFwdKernel<T, decltype(k)::value>(args); });
+  });
+  WriteFrom("y", y);
+  Write("last_state", last);
+  Write("chunk_states", chunks);
+}
+
+template <typename T>
+void Backward(const Inputs& in) {
+  const Dims& d = in.dims;
+  const size_t bld = d.batch * d.length * d.dim, bln = d.batch * d.length * d.state;
+  const size_t zsize = in.has_z ? bld : 0;
+  auto u = ReadAs<T>("u", bld), delta = ReadAs<T>("delta", bld), Bm = ReadAs<T>("Bm", bln),
+       Cm = ReadAs<T>("Cm", bln), z = ReadAs<T>("z", zsize), dy = ReadAs<T>("dy", bld);
+  auto A = Read("A", d.dim * d.state), Dskip = Read("Dskip", d.dim), bias = Read("delta_bias", d.dim);
+  auto chunks = Read("chunk_states", d.batch * d.nchunks * d.dim * d.state);
+  auto dlast = Read("dlast", d.batch * d.dim * d.state);
+  auto du = NaNs<T>(bld), ddelta = NaNs<T>(bld), dz = NaNs<T>(zsize);
+  std::vector<float> dA(d.dim * d.state, 0.f), dB(bln, 0.f), dC(bln, 0.f), dD(d.dim, 0.f), dbias(d.dim, 0.f);
+  BwdArgs<T> args{u.data(), delta.data(), A.data(), Bm.data(), Cm.data(), Dskip.data(), z.data(),
+                  bias.data(), chunks.data(), dy.data(), dlast.data(), du.data(), ddelta.data(), dA.data(),
+                  dB.data(), dC.data(), dD.data(), dz.data(), dbias.data(), nullptr, 0, d,
+                  MakeLayout(d.state, kBwdChannelBudget, kBwdStateBudget), in.softplus, in.has_z};
+  if (WorkItems(d, args.lay) > 0 && d.length > 0) {
+    const BwdGrid grid = MakeBwdGrid(d, args.lay);
+    std::vector<float> history(grid.slot_bytes / sizeof(float) * grid.blocks,
+                               std::numeric_limits<float>::quiet_NaN());
+    args.history = history.data();
+    args.hist_len = grid.hist_len;
+    DispatchK(args.lay.per_lane, [&](auto k) {
+      RunGrid(grid.blocks, SharedBytes(args.lay, kBwdChannelArrays, kBwdStateArrays),
+              [&args] { SelectiveScanBwdKernel<T, decltype(k)::value>(args); });
+    });
+  }
+  WriteFrom("du", du);
+  WriteFrom("ddelta", ddelta);
+  Write("dA", dA);
+  Write("dB", dB);
+  Write("dC", dC);
+  Write("dDskip", dD);
+  WriteFrom("dz", dz);
+  Write("ddelta_bias", dbias);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 11) {
+    std::fprintf(stderr, "usage: %s fwd|bwd f32|bf16 B L D N chunk softplus has_z DIR\n", argv[0]);
+    return 1;
+  }
+  const std::string mode = argv[1], dtype = argv[2];
+  Inputs in;
+  in.dims.batch = std::atoll(argv[3]);
+  in.dims.length = std::atoll(argv[4]);
+  in.dims.dim = std::atoll(argv[5]);
+  in.dims.state = std::atoll(argv[6]);
+  in.dims.chunk = std::atoll(argv[7]);
+  in.dims.nchunks = std::max<int64_t>(1, (in.dims.length + in.dims.chunk - 1) / in.dims.chunk);
+  in.softplus = std::atoi(argv[8]) != 0;
+  in.has_z = std::atoi(argv[9]) != 0;
+  g_dir = argv[10];
+  const bool bf16 = dtype == "bf16";
+  if (mode == "fwd") {
+    bf16 ? Forward<__nv_bfloat16>(in) : Forward<float>(in);
+  } else {
+    bf16 ? Backward<__nv_bfloat16>(in) : Backward<float>(in);
+  }
+  return 0;
+}
