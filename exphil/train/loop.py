@@ -78,15 +78,17 @@ class Trainer:
         self.eval_step = make_eval_step(self.eval_graph, self.loss_fn, bf16=cfg.bf16)
         self.thresholds = default_thresholds(self.spec.num_buttons)
 
-    def windows(self, split: str, *, epochs: int | None = None) -> WindowIterator:
-        """Window iterator over the run's dataset (``split`` train, val or all)."""
-        return make_windows(self.cfg.data, self.cfg.windows, spec=self.spec, split=split, epochs=epochs)
+    def windows(self, split: str, *, epochs: int | None = None, data: str | Path | None = None,
+                drop_remainder: bool | None = None) -> WindowIterator:
+        """Window iterator over ``data`` (default: the run's dataset); ``split`` train, val or all."""
+        return make_windows(data or self.cfg.data, self.cfg.windows, spec=self.spec, split=split,
+                            epochs=epochs, drop_remainder=drop_remainder)
 
     def eval_batches(self) -> tuple[str, WindowIterator]:
-        """(split name, one pass over the validation split, or over train when it is empty)."""
+        """(split name, one whole pass over the validation split, or over train when it is empty)."""
         for split in ("val", "train"):
             try:
-                return split, self.windows(split, epochs=1)
+                return split, self.windows(split, epochs=1, drop_remainder=False)
             except ValueError:  # no replay on this side of the split
                 continue
         raise ValueError(f"{self.cfg.data}: no replay passes the selection")

@@ -87,7 +87,7 @@ def make_train_step(graph: nnx.GraphDef, optimizer: optax.GradientTransformation
             state["params"], state["other"], batch)
         updates, opt = optimizer.update(grads, state["opt"], state["params"])
         params = optax.apply_updates(state["params"], updates)
-        grad_norm = optax.global_norm(grads)
+        grad_norm = jnp.sqrt(sum(jnp.sum(jnp.square(g)) for g in jax.tree.leaves(grads)))
         ok = jnp.isfinite(loss) & jnp.isfinite(grad_norm)
         keep = lambda new, old: jnp.where(ok, new, old)  # noqa: E731
         new_state = {"params": jax.tree.map(keep, params, state["params"]),
