@@ -33,6 +33,7 @@ from tqdm import tqdm
 
 from exphil.data import stats as stats_lib
 from exphil.data.parse import BadReplay, SkippedReplay, parse_replay
+from exphil.data.storage import read_table, write_table_atomic
 
 __all__ = [
     "MANIFEST_FILE",
@@ -108,14 +109,6 @@ def _md5(path: Path) -> str:
     return h.hexdigest()
 
 
-def _write_atomic_parquet(table: pa.Table, path: Path) -> None:
-    """Write ``table`` as zstd Parquet under a temporary name, then rename it into place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    pq.write_table(table, tmp, compression="zstd")
-    os.replace(tmp, path)
-
-
 def ingest_file(path: str | Path, out: str | Path) -> dict[str, Any]:
     """Ingest one file into dataset folder ``out``; return its manifest row (never raises for bad input)."""
     path, out = Path(path), Path(out)
@@ -133,7 +126,7 @@ def ingest_file(path: str | Path, out: str | Path) -> dict[str, Any]:
             parsed = parse_replay(path)
             meta = {"info": parsed.info, "counts": stats_lib.replay_counts(parsed.table)}
             table = parsed.table.replace_schema_metadata({_META_KEY: json.dumps(meta).encode()})
-            _write_atomic_parquet(table, dest)
+            write_table_atomic(table, dest)
         row.update(meta["info"])
         row.update(status="ok", reason="", table=rel, counts=json.dumps(meta["counts"]))
     except SkippedReplay as err:
@@ -154,14 +147,14 @@ def read_manifest(data_dir: str | Path) -> pa.Table:
     path = Path(data_dir) / MANIFEST_FILE
     if not path.exists():
         raise FileNotFoundError(f"{path}: no manifest (build the dataset with experiments.build_dataset)")
-    return pq.read_table(path)
+    return read_table(path)
 
 
 def _write_manifest(rows: Iterable[dict[str, Any]], out: Path) -> list[dict[str, Any]]:
     rows = sorted(rows, key=lambda r: r["path"])
     clean = [{name: r.get(name) for name in MANIFEST_SCHEMA.names} for r in rows]
     table = pa.Table.from_pylist(clean, schema=MANIFEST_SCHEMA)
-    _write_atomic_parquet(table, out / MANIFEST_FILE)
+    write_table_atomic(table, out / MANIFEST_FILE)
     return clean
 
 

@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from exphil.data.spec import BUTTONS, NULL_DEFAULTS, PLAYER_PREFIXES, STICKS, EmbeddingSpec, column
+from exphil.data.storage import read_table
 
 __all__ = ["ReplayFeatures", "feature_columns", "load_features", "neutral_controller", "replay_features"]
 
@@ -56,54 +56,55 @@ def feature_columns(spec: EmbeddingSpec, pov: int) -> list[str]:
     return cols
 
 
-def _numpy(col: pa.ChunkedArray | pa.Array, default: float | int, dtype: type) -> np.ndarray:
-    """Column as numpy ``dtype`` with nulls replaced by ``default``."""
+def _numpy(col: pa.ChunkedArray | pa.Array, default: float | int) -> np.ndarray:
+    """Column as numpy with nulls replaced by ``default``."""
     if col.null_count:
         col = pc.fill_null(col, pa.scalar(default).cast(col.type))
-    return col.to_numpy(zero_copy_only=False).astype(dtype, copy=False)
-
-
-def _pad(a: np.ndarray, pad: int, fill: np.ndarray | float = 0.0) -> np.ndarray:
-    tail = np.empty((pad, *a.shape[1:]), a.dtype)
-    tail[...] = fill
-    return np.concatenate([a, tail])
+    return col.to_numpy(zero_copy_only=False)
 
 
 def replay_features(table: pa.Table, pov: int, spec: EmbeddingSpec, *, pad: int = 0) -> ReplayFeatures:
-    """Features of player ``pov`` (0 or 1) from a stored replay table, padded by ``pad`` rows."""
+    """Features of player ``pov`` (0 or 1) from a stored replay table, padded by ``pad`` rows.
+
+    Arrays are allocated once at their padded size and filled one contiguous feature row at
+    a time (transposed), then turned frame-major with a single copy.
+    """
     n = table.num_rows
-    state = []
-    categorical = []
-    for prefix in (PLAYER_PREFIXES[pov], PLAYER_PREFIXES[1 - pov]):
-        for f in spec.player_numeric_fields:
+    fields = spec.player_numeric_fields
+    cat_fields = ("action", "character", "jumps", "nana_action")
+    state_t = np.zeros((2 * len(fields), n + pad), np.float32)
+    categorical_t = np.zeros((len(spec.categorical), n + pad), np.int32)
+    for side, prefix in enumerate((PLAYER_PREFIXES[pov], PLAYER_PREFIXES[1 - pov])):
+        for j, f in enumerate(fields):
+            out = state_t[side * len(fields) + j, :n]
             if f == "nana_present":
-                v = table[column(prefix, "nana_x")].is_valid().to_numpy(zero_copy_only=False)
-                state.append(v.astype(np.float32))
+                out[:] = table[column(prefix, "nana_x")].is_valid().to_numpy(zero_copy_only=False)
             else:
-                v = _numpy(table[column(prefix, f)], NULL_DEFAULTS.get(f, 0), np.float32)
-                state.append(v * np.float32(spec.scale(f)))
-        for f in ("action", "character", "jumps", "nana_action"):
-            v = _numpy(table[column(prefix, f)], NULL_DEFAULTS.get(f, 0), np.int64)
-            categorical.append(spec.clip_category(f"self_{f}", v))
-    categorical.append(spec.clip_category("stage", _numpy(table["stage"], 0, np.int64)))
+                np.multiply(_numpy(table[column(prefix, f)], NULL_DEFAULTS.get(f, 0)),
+                            np.float32(spec.scale(f)), out=out, casting="unsafe")
+        for j, f in enumerate(cat_fields):
+            v = _numpy(table[column(prefix, f)], NULL_DEFAULTS.get(f, 0))
+            categorical_t[side * len(cat_fields) + j, :n] = spec.clip_category(f"self_{f}", v)
+    categorical_t[-1, :n] = spec.clip_category("stage", _numpy(table["stage"], 0))
+    state, categorical = np.ascontiguousarray(state_t.T), np.ascontiguousarray(categorical_t.T)
     prefix = PLAYER_PREFIXES[pov]
-    buttons = np.stack([_numpy(table[column(prefix, f"btn_{b}")], 0, np.float32) for b in BUTTONS], 1)
-    sticks = np.stack([spec.stick_to_class(_numpy(table[column(prefix, s)], 0.5, np.float32))
-                       for s in STICKS], 1)
-    shoulder = spec.shoulder_to_class(_numpy(table[column(prefix, "shoulder")], 0.0, np.float32))
-    controller = np.concatenate(
-        [buttons, spec.class_to_stick(sticks), spec.class_to_shoulder(shoulder)[:, None]], 1)
-    neutral = neutral_controller(spec)
-    prev = np.concatenate([neutral[None], controller[: n - 1] if n else controller])
-    return ReplayFeatures(
-        frames=n,
-        state=_pad(np.stack(state, 1).reshape(n, -1), pad),
-        prev_controller=_pad(prev, pad, neutral),
-        categorical=_pad(np.stack(categorical, 1).reshape(n, -1), pad),
-        buttons=_pad(buttons.reshape(n, -1), pad),
-        sticks=_pad(sticks.reshape(n, -1), pad),
-        shoulder=_pad(shoulder, pad),
-    )
+    buttons = np.zeros((n + pad, len(BUTTONS)), np.float32)
+    for j, b in enumerate(BUTTONS):
+        buttons[:n, j] = _numpy(table[column(prefix, f"btn_{b}")], 0)
+    sticks = np.zeros((n + pad, len(STICKS)), np.int32)
+    for j, name in enumerate(STICKS):
+        sticks[:n, j] = spec.stick_to_class(_numpy(table[column(prefix, name)], 0.5))
+    shoulder = np.zeros(n + pad, np.int32)
+    shoulder[:n] = spec.shoulder_to_class(_numpy(table[column(prefix, "shoulder")], 0.0))
+    # row t holds the controller of frame t - 1; row 0 and the padding hold the neutral one
+    prev = np.empty((n + pad, len(BUTTONS) + len(STICKS) + 1), np.float32)
+    prev[:] = neutral_controller(spec)
+    k = len(BUTTONS)
+    prev[1:n, :k] = buttons[:n - 1]
+    prev[1:n, k:k + len(STICKS)] = spec.class_to_stick(sticks[:n - 1])
+    prev[1:n, -1] = spec.class_to_shoulder(shoulder[:n - 1])
+    return ReplayFeatures(frames=n, state=state, prev_controller=prev, categorical=categorical,
+                          buttons=buttons, sticks=sticks, shoulder=shoulder)
 
 
 def neutral_controller(spec: EmbeddingSpec) -> np.ndarray:
@@ -114,5 +115,5 @@ def neutral_controller(spec: EmbeddingSpec) -> np.ndarray:
 
 def load_features(path: str | Path, pov: int, spec: EmbeddingSpec, *, pad: int = 0) -> ReplayFeatures:
     """Read only the columns player ``pov``'s view needs from a stored table and build its features."""
-    table = pq.read_table(path, columns=feature_columns(spec, pov))
+    table = read_table(path, feature_columns(spec, pov))
     return replay_features(table, pov, spec, pad=pad)

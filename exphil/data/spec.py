@@ -192,9 +192,9 @@ class EmbeddingSpec:
         return np.asarray(cls, np.float32) / np.float32(self.shoulder_bins - 1)
 
     def clip_category(self, name: str, values: np.ndarray) -> np.ndarray:
-        """Categorical ``values`` clipped into the vocabulary of column ``name`` (int32)."""
+        """Categorical ``values`` (non-negative IDs) capped into the vocabulary of column ``name`` (int32)."""
         size = dict(self.categorical)[name]
-        return np.clip(np.asarray(values, np.int64), 0, size - 1).astype(np.int32)
+        return np.minimum(np.asarray(values), size - 1).astype(np.int32)
 
 
 def _to_class(value: np.ndarray | float, bins: int) -> np.ndarray:

@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-import pyarrow.parquet as pq
 
 from exphil.data.batch import Targets, WindowBatch
 from exphil.data.features import ReplayFeatures, load_features
 from exphil.data.select import Unit, select_units
 from exphil.data.spec import BUTTONS, PLAYER_PREFIXES, EmbeddingSpec, column
+from exphil.data.storage import read_table
 from exphil.data.window_config import SelectionFilters, WindowConfig
 
 __all__ = [
@@ -59,7 +59,7 @@ def _press_windows(buttons: np.ndarray, frames: int, starts: np.ndarray, cfg: Wi
 
 def _unit_buttons(unit: Unit) -> np.ndarray:
     cols = [column(PLAYER_PREFIXES[unit.pov], f"btn_{b}") for b in BUTTONS]
-    table = pq.read_table(unit.table, columns=cols)
+    table = read_table(unit.table, cols)
     return np.stack([table[c].to_numpy(zero_copy_only=False) for c in cols], 1).astype(np.float32)
 
 

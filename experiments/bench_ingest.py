@@ -1,0 +1,173 @@
+"""Replay ingestion and window throughput, measured side by side in one run.
+
+    python -m experiments.bench_ingest --replays=DIR --json_out=PATH
+
+Reports (frames are stored frames; window frames are batch rows x window length):
+  ingest_frames_per_s            .slp -> Parquet with ``workers`` processes, end to end
+                                 (a fresh dataset folder; worker start-up included)
+  ingest_frames_per_s_warm       the same with the worker pool already started
+  ingest_frames_per_s_per_worker one process, in-process (no pool)
+  cached_load_frames_per_s       a replay's stored feature table read back from Parquet
+  reparse_frames_per_s           the same table by parsing and converting the .slp again
+  cached_load_speedup            their ratio
+  model_input_speedup            the same comparison continued to one player's model inputs
+                                 (exphil.data.features, shared by both paths)
+  eager/lazy_window_frames_per_s window batches (default WindowConfig) per second
+  gru_step_frames_per_s          the default GRU training step (exphil.train) on those batches
+  lazy_over_gru                  lazy window throughput / GRU step consumption
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import multiprocessing
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from experiments.launcher import launch
+from exphil.data.build import build_dataset, ingest_file, read_manifest
+from exphil.data.features import load_features, replay_features
+from exphil.data.parse import parse_replay
+from exphil.data.spec import EmbeddingSpec
+from exphil.data.storage import read_table
+from exphil.data.window_config import WindowConfig
+from exphil.data.windows import make_windows
+
+
+@dataclasses.dataclass(frozen=True)
+class BenchConfig:
+    """Replays to ingest, worker count, how much to time, and the GRU comparison."""
+
+    replays: str = ""
+    workers: int = 2
+    repeats: int = 3  # timed repetitions of each measurement (the best is reported)
+    window_batches: int = 200  # batches timed per window mode
+    gru_steps: int = 20  # timed GRU training steps (0 = skip the comparison)
+    work_dir: str = ""  # scratch folder (default: a temporary folder)
+
+
+def _best_rate(frames: int, fn: Any, repeats: int) -> float:
+    """Highest frames/s over ``repeats`` calls of ``fn``."""
+    best = float("inf")
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return frames / best
+
+
+def _warm_up(_: int) -> None:
+    """Runs once in each pool worker, so that start-up and imports are done before timing."""
+    time.sleep(0.5)
+
+
+def _ingest(replays: Path, work: Path, workers: int, repeats: int) -> tuple[dict[str, float], Path]:
+    results: dict[str, float] = {}
+    rates = []
+    for r in range(repeats):
+        summary = build_dataset(replays, work / f"ingest{r}", workers=workers, progress=False)
+        rates.append(summary.frames_per_s)
+    results["ingest_frames_per_s"] = max(rates)
+    files = sorted(str(p) for p in replays.rglob("*.slp"))
+    with multiprocessing.get_context("spawn").Pool(workers) as pool:
+        pool.map(_warm_up, range(workers), chunksize=1)
+        warm = []
+        for r in range(repeats):
+            out = work / f"warm{r}"
+            t = time.perf_counter()
+            rows = pool.starmap(ingest_file, [(f, str(out)) for f in files], chunksize=1)
+            warm.append(sum(row.get("frames") or 0 for row in rows) / (time.perf_counter() - t))
+    results["ingest_frames_per_s_warm"] = max(warm)
+    single = []
+    for r in range(repeats):
+        out = work / f"single{r}"
+        t = time.perf_counter()
+        rows = [ingest_file(f, out) for f in files]
+        single.append(sum(row.get("frames") or 0 for row in rows) / (time.perf_counter() - t))
+    results["ingest_frames_per_s_per_worker"] = max(single)
+    return results, work / "ingest0"
+
+
+def _cached_vs_reparse(data: Path, repeats: int) -> dict[str, float]:
+    """Stored feature table read back vs the .slp parsed and converted again; then the same
+    two paths continued to one player's model inputs (the embedding step is shared)."""
+    spec = EmbeddingSpec()
+    rows = [r for r in read_manifest(data).to_pylist() if r["status"] == "ok"]
+    frames = sum(r["frames"] for r in rows)
+    paths = {
+        "cached_load": lambda: [read_table(data / r["table"]) for r in rows],
+        "reparse": lambda: [parse_replay(r["path"]) for r in rows],
+        "cached_inputs": lambda: [load_features(data / r["table"], 0, spec) for r in rows],
+        "reparse_inputs": lambda: [replay_features(parse_replay(r["path"]).table, 0, spec) for r in rows],
+    }
+    out = {f"{name}_frames_per_s": _best_rate(frames, fn, repeats) for name, fn in paths.items()}
+    out["cached_load_speedup"] = out["cached_load_frames_per_s"] / out["reparse_frames_per_s"]
+    out["model_input_speedup"] = out["cached_inputs_frames_per_s"] / out["reparse_inputs_frames_per_s"]
+    return out
+
+
+def _window_rates(data: Path, cfg: BenchConfig) -> tuple[dict[str, float], WindowConfig]:
+    out = {}
+    wcfg = WindowConfig()
+    for mode in ("eager", "lazy"):
+        mcfg = dataclasses.replace(wcfg, mode=mode)
+        t = time.perf_counter()
+        with make_windows(data, mcfg, split="all") as it:  # eager: loading counted
+            for _ in range(cfg.window_batches):
+                next(it)
+        out[f"{mode}_window_frames_per_s"] = (cfg.window_batches * wcfg.batch_size * wcfg.window
+                                              / (time.perf_counter() - t))
+    return out, wcfg
+
+
+def _gru_rate(data: Path, wcfg: WindowConfig, steps: int) -> float:
+    """Frames/s the default GRU training step consumes (compile excluded).
+
+    JAX and the training code are imported here, not at the top: spawned ingest workers
+    import this module, and must not pay for JAX.
+    """
+    import jax
+
+    from exphil.train.config import TrainConfig
+    from exphil.train.loop import Trainer, resolve_config
+    from exphil.train.parallel import shard_batch
+    from exphil.train.step import batch_arrays
+
+    cfg = resolve_config(TrainConfig(data=str(data), windows=wcfg, progress=False))
+    trainer = Trainer(cfg)
+    with make_windows(data, dataclasses.replace(wcfg, mode="eager"), split="all") as it:
+        batches = [shard_batch(batch_arrays(next(it)), trainer.mesh) for _ in range(4)]
+    state, metrics = trainer.train_step(trainer.state, batches[0])  # compile
+    jax.block_until_ready(metrics)
+    t = time.perf_counter()
+    for i in range(steps):
+        state, metrics = trainer.train_step(state, batches[i % len(batches)])
+    jax.block_until_ready(metrics)
+    return steps * wcfg.batch_size * wcfg.window / (time.perf_counter() - t)
+
+
+def main(cfg: BenchConfig) -> dict:
+    if not cfg.replays:
+        raise SystemExit("--replays is required")
+    replays = Path(cfg.replays).resolve()
+    with tempfile.TemporaryDirectory(dir=cfg.work_dir or None) as tmp:
+        work = Path(tmp)
+        results: dict[str, Any] = {"workers": cfg.workers, "repeats": cfg.repeats}
+        ingest, data = _ingest(replays, work, cfg.workers, cfg.repeats)
+        results.update(ingest)
+        results["frames"] = int(sum(r["frames"] or 0 for r in read_manifest(data).to_pylist()))
+        results.update(_cached_vs_reparse(data, cfg.repeats))
+        windows, wcfg = _window_rates(data, cfg)
+        results.update(windows)
+        if cfg.gru_steps > 0:
+            results["gru_step_frames_per_s"] = _gru_rate(data, wcfg, cfg.gru_steps)
+            results["lazy_over_gru"] = results["lazy_window_frames_per_s"] / results["gru_step_frames_per_s"]
+    for key, value in results.items():
+        print(f"{key:32s} {value:,.2f}" if isinstance(value, float) else f"{key:32s} {value}")
+    return results
+
+
+if __name__ == "__main__":
+    launch(main, BenchConfig())
