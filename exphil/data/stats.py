@@ -48,7 +48,8 @@ def replay_counts(table: pa.Table, spec: EmbeddingSpec | None = None) -> dict[st
         "pressed": pressed.tolist(),
         "sticks": {s: v.tolist() for s, v in sticks.items()},
         "shoulder": shoulder.tolist(),
-        "actions": actions.tolist(),
+        "actions": {str(a): int(actions[a]) for a in np.flatnonzero(actions)},  # sparse: few are seen
+        "num_actions": spec.num_actions,
     }
 
 
@@ -60,8 +61,10 @@ def merge_counts(counts: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
             total = json.loads(json.dumps(c))
             continue
         total["player_frames"] += c["player_frames"]
-        for key in ("held", "pressed", "shoulder", "actions"):
+        for key in ("held", "pressed", "shoulder"):
             total[key] = [a + b for a, b in zip(total[key], c[key], strict=True)]
+        for a, k in c["actions"].items():
+            total["actions"][a] = total["actions"].get(a, 0) + k
         for s in STICKS:
             total["sticks"][s] = [a + b for a, b in zip(total["sticks"][s], c["sticks"][s], strict=True)]
     return total
@@ -86,7 +89,9 @@ def summarise(counts: Mapping[str, Any] | None, games: Iterable[Mapping[str, Any
     if counts is None:
         return out
     n = max(counts["player_frames"], 1)
-    actions = np.asarray(counts["actions"])
+    actions = np.zeros(counts["num_actions"], np.int64)
+    for a, k in counts["actions"].items():
+        actions[int(a)] = k
     out.update({
         "player_frames": counts["player_frames"],
         "press_rates": {b: h / n for b, h in zip(BUTTONS, counts["held"], strict=True)},
