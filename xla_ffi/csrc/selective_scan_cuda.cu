@@ -14,11 +14,11 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <initializer_list>
 #include <optional>
 #include <string>
 #include <type_traits>
 
+#include "selective_scan_common.h"
 #include "selective_scan_cuda_kernels.cuh"
 #include "xla/ffi/api/ffi.h"
 
@@ -32,80 +32,30 @@ using namespace selective_scan_cuda;  // NOLINT(build/namespaces): this file is 
 // Host side: validation, dispatch, handlers
 // ---------------------------------------------------------------------------
 
-std::string ShapeString(ffi::AnyBuffer::Dimensions dims) {
-  std::string s = "(";
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
-  return s + (dims.size() == 1 ? ",)" : ")");
-}
-
-std::string ShapeString(std::initializer_list<int64_t> dims) {
-  std::string s = "(";
-  size_t i = 0;
-  for (int64_t v : dims) s += (i++ ? ", " : "") + std::to_string(v);
-  return s + (dims.size() == 1 ? ",)" : ")");
-}
-
-// Checks dtype and shape of one buffer; the error names the handler and the operand.
-ffi::Error Expect(const char* where, const char* name, const ffi::AnyBuffer& buf, ffi::DataType dtype,
-                  std::initializer_list<int64_t> shape) {
-  const auto dims = buf.dimensions();
-  bool ok = buf.element_type() == dtype && dims.size() == shape.size();
-  size_t i = 0;
-  for (int64_t v : shape) ok = ok && dims[i++] == v;
-  if (ok) return ffi::Error::Success();
-  const char* type = dtype == ffi::DataType::F32 ? "float32" : "bfloat16";
-  return ffi::Error::InvalidArgument(std::string(where) + ": " + name + " must be " + type + " " +
-                                     ShapeString(shape) + ", got " + ShapeString(dims) +
-                                     (buf.element_type() == dtype ? "" : " with another dtype"));
-}
-
-#define SS_RETURN_IF_ERROR(expr)          \
-  do {                                    \
-    ffi::Error err_ = (expr);             \
-    if (err_.failure()) return err_;      \
+#define SS_RETURN_IF_ERROR(expr)     \
+  do {                               \
+    ffi::Error err_ = (expr);        \
+    if (err_.failure()) return err_; \
   } while (0)
 
-// Checks the operands both handlers share and fills dims; `where` names the handler.
+using selective_scan::CheckOperand;
+
+// The operand checks shared with the CPU handler (selective_scan_common.h), plus the
+// CUDA kernel's own limit on the state size; fills the kernels' dims.
 ffi::Error ValidateInputs(const char* where, const ffi::AnyBuffer& u, const ffi::AnyBuffer& delta,
                           const ffi::AnyBuffer& A, const ffi::AnyBuffer& Bm, const ffi::AnyBuffer& Cm,
                           const ffi::AnyBuffer& Dskip, const ffi::AnyBuffer& z,
-                          const ffi::AnyBuffer& delta_bias, bool has_z, int64_t chunk, Dims* dims) {
-  const ffi::DataType T = u.element_type();
-  if (T != ffi::DataType::F32 && T != ffi::DataType::BF16) {
-    return ffi::Error::InvalidArgument(std::string(where) + ": u must be float32 or bfloat16");
-  }
-  if (u.dimensions().size() != 3) {
-    return ffi::Error::InvalidArgument(std::string(where) + ": u must have shape (batch, length, channels), got " +
-                                       ShapeString(u.dimensions()));
-  }
-  if (A.dimensions().size() != 2) {
-    return ffi::Error::InvalidArgument(std::string(where) + ": A must have shape (channels, state), got " +
-                                       ShapeString(A.dimensions()));
-  }
-  if (chunk < 1) {
-    return ffi::Error::InvalidArgument(std::string(where) + ": chunk must be >= 1, got " + std::to_string(chunk));
-  }
-  const int64_t Bsz = u.dimensions()[0], L = u.dimensions()[1], D = u.dimensions()[2];
-  const int64_t N = A.dimensions()[1];
-  if (N < 1 || N > kMaxState) {
-    return ffi::Error::InvalidArgument(std::string(where) + ": state size N=" + std::to_string(N) +
+                          const ffi::AnyBuffer& delta_bias, bool softplus, bool has_z, int64_t chunk,
+                          Dims* dims) {
+  selective_scan::ScanDims sd;
+  SS_RETURN_IF_ERROR(selective_scan::CheckForwardOperands(where, u, delta, A, Bm, Cm, Dskip, z, delta_bias,
+                                                          softplus, has_z, chunk, &sd));
+  if (sd.state < 1 || sd.state > kMaxState) {
+    return ffi::Error::InvalidArgument(std::string(where) + ": state size N=" + std::to_string(sd.state) +
                                        " is not supported by the CUDA kernel (1 <= N <= " +
                                        std::to_string(kMaxState) + ")");
   }
-  SS_RETURN_IF_ERROR(Expect(where, "delta", delta, T, {Bsz, L, D}));
-  SS_RETURN_IF_ERROR(Expect(where, "A", A, ffi::DataType::F32, {D, N}));
-  SS_RETURN_IF_ERROR(Expect(where, "Bm", Bm, T, {Bsz, L, N}));
-  SS_RETURN_IF_ERROR(Expect(where, "Cm", Cm, T, {Bsz, L, N}));
-  SS_RETURN_IF_ERROR(Expect(where, "Dskip", Dskip, ffi::DataType::F32, {D}));
-  SS_RETURN_IF_ERROR(Expect(where, "delta_bias", delta_bias, ffi::DataType::F32, {D}));
-  if (has_z) {
-    SS_RETURN_IF_ERROR(Expect(where, "z", z, T, {Bsz, L, D}));
-  } else if (z.element_count() != 0) {
-    return ffi::Error::InvalidArgument(std::string(where) + ": z must be empty when has_z is false, got " +
-                                       ShapeString(z.dimensions()));
-  }
-  const int64_t nchunks = std::max<int64_t>(1, (L + chunk - 1) / chunk);
-  *dims = Dims{Bsz, L, D, N, chunk, nchunks};
+  *dims = Dims{sd.batch, sd.length, sd.channels, sd.state, sd.chunk, sd.nchunks};
   return ffi::Error::Success();
 }
 
@@ -119,7 +69,8 @@ ffi::Error Memset(const char* where, const char* name, void* data, size_t bytes,
   if (bytes == 0) return ffi::Error::Success();
   const cudaError_t err = cudaMemsetAsync(data, 0, bytes, stream);
   if (err == cudaSuccess) return ffi::Error::Success();
-  return ffi::Error::Internal(std::string(where) + ": zeroing " + name + " failed: " + cudaGetErrorString(err));
+  return ffi::Error::Internal(std::string(where) + ": zeroing " + name + " failed: " +
+                              cudaGetErrorString(err));
 }
 
 // Calls fn(std::integral_constant<int, K>) for the layout's states-per-thread K.
@@ -179,12 +130,13 @@ ffi::Error SelectiveScanFwdImpl(cudaStream_t stream, ffi::AnyBuffer u, ffi::AnyB
                                 ffi::Result<ffi::AnyBuffer> y, ffi::Result<ffi::AnyBuffer> last_state,
                                 ffi::Result<ffi::AnyBuffer> chunk_states) {
   Dims dims;
-  SS_RETURN_IF_ERROR(ValidateInputs(kFwdName, u, delta, A, Bm, Cm, Dskip, z, delta_bias, has_z, chunk, &dims));
+  SS_RETURN_IF_ERROR(
+      ValidateInputs(kFwdName, u, delta, A, Bm, Cm, Dskip, z, delta_bias, softplus, has_z, chunk, &dims));
   const ffi::DataType T = u.element_type();
-  SS_RETURN_IF_ERROR(Expect(kFwdName, "y (output)", *y, T, {dims.batch, dims.length, dims.dim}));
-  SS_RETURN_IF_ERROR(Expect(kFwdName, "last_state (output)", *last_state, ffi::DataType::F32,
+  SS_RETURN_IF_ERROR(CheckOperand(kFwdName, "y (output)", *y, T, {dims.batch, dims.length, dims.dim}));
+  SS_RETURN_IF_ERROR(CheckOperand(kFwdName, "last_state (output)", *last_state, ffi::DataType::F32,
                             {dims.batch, dims.dim, dims.state}));
-  SS_RETURN_IF_ERROR(Expect(kFwdName, "chunk_states (output)", *chunk_states, ffi::DataType::F32,
+  SS_RETURN_IF_ERROR(CheckOperand(kFwdName, "chunk_states (output)", *chunk_states, ffi::DataType::F32,
                             {dims.batch, dims.nchunks, dims.dim, dims.state}));
   if (T == ffi::DataType::F32) {
     return FwdTyped<float>(stream, u, delta, A, Bm, Cm, Dskip, z, delta_bias, softplus, has_z, dims, y,
@@ -211,8 +163,9 @@ ffi::Error LaunchBwd(cudaStream_t stream, ffi::ScratchAllocator& scratch, BwdArg
   const Dims& dims = args.dims;
   // Accumulated outputs start at zero (stream-ordered, before the kernel).
   SS_RETURN_IF_ERROR(Memset(kBwdName, "dA", args.dA, sizeof(float) * dims.dim * dims.state, stream));
-  SS_RETURN_IF_ERROR(Memset(kBwdName, "dB", args.dB, sizeof(float) * dims.batch * dims.length * dims.state, stream));
-  SS_RETURN_IF_ERROR(Memset(kBwdName, "dC", args.dC, sizeof(float) * dims.batch * dims.length * dims.state, stream));
+  const size_t bln_bytes = sizeof(float) * dims.batch * dims.length * dims.state;
+  SS_RETURN_IF_ERROR(Memset(kBwdName, "dB", args.dB, bln_bytes, stream));
+  SS_RETURN_IF_ERROR(Memset(kBwdName, "dC", args.dC, bln_bytes, stream));
   SS_RETURN_IF_ERROR(Memset(kBwdName, "dDskip", args.dDskip, sizeof(float) * dims.dim, stream));
   SS_RETURN_IF_ERROR(Memset(kBwdName, "ddelta_bias", args.ddelta_bias, sizeof(float) * dims.dim, stream));
   if (WorkItems(dims, args.lay) == 0 || dims.length == 0) return ffi::Error::Success();
@@ -261,29 +214,30 @@ ffi::Error SelectiveScanBwdImpl(cudaStream_t stream, ffi::ScratchAllocator scrat
                                 ffi::Result<ffi::AnyBuffer> dDskip, ffi::Result<ffi::AnyBuffer> dz,
                                 ffi::Result<ffi::AnyBuffer> ddelta_bias) {
   Dims dims;
-  SS_RETURN_IF_ERROR(ValidateInputs(kBwdName, u, delta, A, Bm, Cm, Dskip, z, delta_bias, has_z, chunk, &dims));
+  SS_RETURN_IF_ERROR(
+      ValidateInputs(kBwdName, u, delta, A, Bm, Cm, Dskip, z, delta_bias, softplus, has_z, chunk, &dims));
   const ffi::DataType T = u.element_type();
   const ffi::DataType F32 = ffi::DataType::F32;
   const int64_t Bsz = dims.batch, L = dims.length, D = dims.dim, N = dims.state;
-  SS_RETURN_IF_ERROR(Expect(kBwdName, "chunk_states", chunk_states, F32, {Bsz, dims.nchunks, D, N}));
-  SS_RETURN_IF_ERROR(Expect(kBwdName, "dy", dy, T, {Bsz, L, D}));
-  SS_RETURN_IF_ERROR(Expect(kBwdName, "dlast", dlast, F32, {Bsz, D, N}));
-  SS_RETURN_IF_ERROR(Expect(kBwdName, "du (output)", *du, T, {Bsz, L, D}));
-  SS_RETURN_IF_ERROR(Expect(kBwdName, "ddelta (output)", *ddelta, T, {Bsz, L, D}));
-  SS_RETURN_IF_ERROR(Expect(kBwdName, "dA (output)", *dA, F32, {D, N}));
-  SS_RETURN_IF_ERROR(Expect(kBwdName, "dB (output)", *dB, F32, {Bsz, L, N}));
-  SS_RETURN_IF_ERROR(Expect(kBwdName, "dC (output)", *dC, F32, {Bsz, L, N}));
-  SS_RETURN_IF_ERROR(Expect(kBwdName, "dDskip (output)", *dDskip, F32, {D}));
-  SS_RETURN_IF_ERROR(Expect(kBwdName, "ddelta_bias (output)", *ddelta_bias, F32, {D}));
+  SS_RETURN_IF_ERROR(CheckOperand(kBwdName, "chunk_states", chunk_states, F32, {Bsz, dims.nchunks, D, N}));
+  SS_RETURN_IF_ERROR(CheckOperand(kBwdName, "dy", dy, T, {Bsz, L, D}));
+  SS_RETURN_IF_ERROR(CheckOperand(kBwdName, "dlast", dlast, F32, {Bsz, D, N}));
+  SS_RETURN_IF_ERROR(CheckOperand(kBwdName, "du (output)", *du, T, {Bsz, L, D}));
+  SS_RETURN_IF_ERROR(CheckOperand(kBwdName, "ddelta (output)", *ddelta, T, {Bsz, L, D}));
+  SS_RETURN_IF_ERROR(CheckOperand(kBwdName, "dA (output)", *dA, F32, {D, N}));
+  SS_RETURN_IF_ERROR(CheckOperand(kBwdName, "dB (output)", *dB, F32, {Bsz, L, N}));
+  SS_RETURN_IF_ERROR(CheckOperand(kBwdName, "dC (output)", *dC, F32, {Bsz, L, N}));
+  SS_RETURN_IF_ERROR(CheckOperand(kBwdName, "dDskip (output)", *dDskip, F32, {D}));
+  SS_RETURN_IF_ERROR(CheckOperand(kBwdName, "ddelta_bias (output)", *ddelta_bias, F32, {D}));
   if (has_z) {
-    SS_RETURN_IF_ERROR(Expect(kBwdName, "dz (output)", *dz, T, {Bsz, L, D}));
-  } else if (dz->element_count() != 0) {
-    return ffi::Error::InvalidArgument(std::string(kBwdName) + ": dz (output) must be empty when has_z is false");
+    SS_RETURN_IF_ERROR(CheckOperand(kBwdName, "dz (output)", *dz, T, {Bsz, L, D}));
+  } else {
+    SS_RETURN_IF_ERROR(CheckOperand(kBwdName, "dz (output)", *dz, T, {0}));
   }
   BwdOutputs out{du, ddelta, dA, dB, dC, dDskip, dz, ddelta_bias};
   if (T == ffi::DataType::F32) {
-    return BwdTyped<float>(stream, scratch, u, delta, A, Bm, Cm, Dskip, z, delta_bias, chunk_states, dy, dlast,
-                           softplus, has_z, dims, out);
+    return BwdTyped<float>(stream, scratch, u, delta, A, Bm, Cm, Dskip, z, delta_bias, chunk_states, dy,
+                           dlast, softplus, has_z, dims, out);
   }
   return BwdTyped<__nv_bfloat16>(stream, scratch, u, delta, A, Bm, Cm, Dskip, z, delta_bias, chunk_states, dy,
                                  dlast, softplus, has_z, dims, out);

@@ -104,8 +104,8 @@ inline BwdGrid MakeBwdGrid(const Dims& dims, const Layout& lay) {
   BwdGrid grid;
   grid.hist_len = std::min(dims.chunk, dims.length);
   grid.slot_bytes = sizeof(float) * static_cast<size_t>(grid.hist_len) * lay.per_lane * kThreads;
-  const int64_t max_blocks =
-      grid.slot_bytes == 0 ? 1 : std::max<int64_t>(1, static_cast<int64_t>(kHistoryBudgetBytes / grid.slot_bytes));
+  const int64_t fit = grid.slot_bytes == 0 ? 1 : static_cast<int64_t>(kHistoryBudgetBytes / grid.slot_bytes);
+  const int64_t max_blocks = std::max<int64_t>(1, fit);
   grid.blocks = std::min<int64_t>({WorkItems(dims, lay), max_blocks, INT32_MAX});
   return grid;
 }
