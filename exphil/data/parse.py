@@ -97,43 +97,60 @@ def replay_info(game: Any) -> dict[str, Any]:
     return info
 
 
-def _take(arr: pa.Array | None, keep: pa.Array, n: int, dtype: pa.DataType) -> pa.Array:
-    """Rows ``keep`` of ``arr`` cast to ``dtype``; all-null when the field is absent."""
+@dataclasses.dataclass(frozen=True)
+class _Rows:
+    """The kept rows: a zero-copy slice when they are contiguous (no rollback), else a gather."""
+
+    index: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return len(self.index)
+
+    def take(self, arr: pa.Array) -> pa.Array:
+        first = int(self.index[0])
+        if self.index[-1] - first + 1 == self.n:  # ids unique and in order: one contiguous run
+            return arr.slice(first, self.n)
+        return pc.take(arr, pa.array(self.index))
+
+
+def _take(arr: pa.Array | None, rows: _Rows, dtype: pa.DataType) -> pa.Array:
+    """The kept rows of ``arr`` cast to ``dtype``; all-null when the field is absent."""
     if arr is None:
-        return pa.nulls(n, dtype)
-    return pc.take(arr, keep).cast(dtype)
+        return pa.nulls(rows.n, dtype)
+    return rows.take(arr).cast(dtype)
 
 
-def _player_columns(port: Any, keep: pa.Array, n: int) -> dict[str, pa.Array]:
+def _player_columns(port: Any, rows: _Rows) -> dict[str, pa.Array]:
     """Per-frame state, Nana and controller columns of one player (names without prefix)."""
     pre, post = port.leader.pre, port.leader.post
     f32 = pa.float32()
     cols: dict[str, pa.Array] = {}
-    character = pc.take(post.character, keep).to_numpy(zero_copy_only=False)
+    character = rows.take(post.character).to_numpy(zero_copy_only=False)
     cols["character"] = pa.array(INTERNAL_TO_EXTERNAL[np.minimum(character, 32)])
-    cols["x"] = _take(post.position.x, keep, n, f32)
-    cols["y"] = _take(post.position.y, keep, n, f32)
-    cols["action"] = _take(post.state, keep, n, pa.uint16())
-    cols["action_frame"] = _take(post.state_age, keep, n, f32)
-    cols["percent"] = _take(post.percent, keep, n, f32)
-    cols["stocks"] = _take(post.stocks, keep, n, pa.uint8())
-    cols["facing"] = _take(post.direction, keep, n, f32)
-    cols["jumps"] = _take(post.jumps, keep, n, pa.uint8())
-    cols["shield"] = _take(post.shield, keep, n, f32)
-    airborne = _take(post.airborne, keep, n, pa.uint8())
+    cols["x"] = _take(post.position.x, rows, f32)
+    cols["y"] = _take(post.position.y, rows, f32)
+    cols["action"] = _take(post.state, rows, pa.uint16())
+    cols["action_frame"] = _take(post.state_age, rows, f32)
+    cols["percent"] = _take(post.percent, rows, f32)
+    cols["stocks"] = _take(post.stocks, rows, pa.uint8())
+    cols["facing"] = _take(post.direction, rows, f32)
+    cols["jumps"] = _take(post.jumps, rows, pa.uint8())
+    cols["shield"] = _take(post.shield, rows, f32)
+    airborne = _take(post.airborne, rows, pa.uint8())
     cols["on_ground"] = pc.equal(airborne, 0)
-    cols["hitlag"] = _take(post.hitlag, keep, n, f32)
-    hurtbox = _take(post.hurtbox_state, keep, n, pa.uint8())
+    cols["hitlag"] = _take(post.hitlag, rows, f32)
+    hurtbox = _take(post.hurtbox_state, rows, pa.uint8())
     cols["invulnerable"] = pc.not_equal(hurtbox, 0)
     vel = post.velocities
     for name in ("self_x_air", "self_y", "knockback_x", "knockback_y", "self_x_ground"):
-        cols[f"vel_{name}"] = _take(None if vel is None else getattr(vel, name), keep, n, f32)
-    cols.update(_nana_columns(port.follower, keep, n))
-    cols.update(_controller_columns(pre, keep))
+        cols[f"vel_{name}"] = _take(None if vel is None else getattr(vel, name), rows, f32)
+    cols.update(_nana_columns(port.follower, rows))
+    cols.update(_controller_columns(pre, rows))
     return cols
 
 
-def _nana_columns(follower: Any, keep: pa.Array, n: int) -> dict[str, pa.Array]:
+def _nana_columns(follower: Any, rows: _Rows) -> dict[str, pa.Array]:
     """Nana's columns; null rows where there is no follower or she is dead."""
     f32 = pa.float32()
     post = None if follower is None else follower.post
@@ -142,28 +159,28 @@ def _nana_columns(follower: Any, keep: pa.Array, n: int) -> dict[str, pa.Array]:
         return None if post is None else getattr(post, name)
 
     pos = get("position")
-    airborne = _take(get("airborne"), keep, n, pa.uint8())
+    airborne = _take(get("airborne"), rows, pa.uint8())
     return {
-        "nana_x": _take(None if pos is None else pos.x, keep, n, f32),
-        "nana_y": _take(None if pos is None else pos.y, keep, n, f32),
-        "nana_action": _take(get("state"), keep, n, pa.uint16()),
-        "nana_action_frame": _take(get("state_age"), keep, n, f32),
-        "nana_percent": _take(get("percent"), keep, n, f32),
-        "nana_facing": _take(get("direction"), keep, n, f32),
+        "nana_x": _take(None if pos is None else pos.x, rows, f32),
+        "nana_y": _take(None if pos is None else pos.y, rows, f32),
+        "nana_action": _take(get("state"), rows, pa.uint16()),
+        "nana_action_frame": _take(get("state_age"), rows, f32),
+        "nana_percent": _take(get("percent"), rows, f32),
+        "nana_facing": _take(get("direction"), rows, f32),
         "nana_on_ground": pc.equal(airborne, 0),
-        "nana_shield": _take(get("shield"), keep, n, f32),
+        "nana_shield": _take(get("shield"), rows, f32),
     }
 
 
-def _controller_columns(pre: Any, keep: pa.Array) -> dict[str, pa.Array]:
+def _controller_columns(pre: Any, rows: _Rows) -> dict[str, pa.Array]:
     """Buttons from the physical bits, sticks mapped to [0, 1], processed analog shoulder."""
-    bits = pc.take(pre.buttons_physical, keep).to_numpy(zero_copy_only=False)
+    bits = rows.take(pre.buttons_physical).to_numpy(zero_copy_only=False)
     cols: dict[str, pa.Array] = {f"btn_{b}": pa.array((bits & bit) != 0) for b, bit in BUTTON_BITS.items()}
     for name, arr in (("main_x", pre.joystick.x), ("main_y", pre.joystick.y),
                       ("c_x", pre.cstick.x), ("c_y", pre.cstick.y)):
-        v = pc.take(arr, keep).to_numpy(zero_copy_only=False)
+        v = rows.take(arr).to_numpy(zero_copy_only=False)
         cols[name] = pa.array(np.clip(v * 0.5 + 0.5, 0.0, 1.0).astype(np.float32))
-    shoulder = pc.take(pre.triggers, keep).to_numpy(zero_copy_only=False)
+    shoulder = rows.take(pre.triggers).to_numpy(zero_copy_only=False)
     cols["shoulder"] = pa.array(np.clip(shoulder, 0.0, 1.0).astype(np.float32))
     return cols
 
@@ -190,15 +207,15 @@ def parse_replay(path: str | Path) -> ParsedReplay:
     keep_np = kept_rows(ids)
     if len(keep_np) == 0:
         raise BadReplay(f"{path.name}: no playable frames (last frame id {int(ids.max())})")
-    keep = pa.array(keep_np)
-    n = len(keep_np)
+    rows = _Rows(keep_np)
+    n = rows.n
     order = sorted(range(len(game.start.players)), key=lambda i: int(game.start.players[i].port.value))
     cols: dict[str, pa.Array] = {
         "frame": pa.array(ids[keep_np].astype(np.int32)),
         "stage": pa.array(np.full(n, info["stage"], np.uint16)),
     }
     for i, idx in enumerate(order):
-        for name, arr in _player_columns(game.frames.ports[idx], keep, n).items():
+        for name, arr in _player_columns(game.frames.ports[idx], rows).items():
             cols[f"p{i}_{name}"] = arr
     info["frames"] = n
     info["last_frame"] = int(ids.max())

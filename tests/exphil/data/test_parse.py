@@ -84,6 +84,11 @@ def test_countdown_frames_dropped(replay_path):
     assert game.frames.id.to_numpy().min() == -123
     table = parse_replay(replay_path("peppi_items.slp")).table
     assert table["frame"].to_numpy()[0] == FIRST_PLAYABLE_FRAME == -39
+    playable = game.frames.id.to_numpy() >= -39
+    raw_y = game.frames.ports[1].leader.post.position.y.to_numpy()
+    raw_pct = game.frames.ports[0].leader.post.percent.to_numpy()
+    np.testing.assert_array_equal(table["p1_y"].to_numpy(), raw_y[playable])
+    np.testing.assert_array_equal(table["p0_percent"].to_numpy(), raw_pct[playable])
 
 
 @pytest.mark.parametrize("name,version,null_fields,present_fields", [
