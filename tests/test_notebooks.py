@@ -1,0 +1,42 @@
+"""Every notebook in notebooks/ executes top to bottom without an error.
+
+Notebooks are discovered automatically. Each runs in its own folder on a kernel of the
+interpreter running the tests (jupyter_client starts the "python3" kernel with
+``sys.executable``). A notebook that needs more than about a minute on the CPU is listed
+in ``SLOW`` with its reason, and only runs with the slow tests.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+NOTEBOOK_DIR = Path(__file__).resolve().parents[1] / "notebooks"
+CELL_TIMEOUT_S = 600
+
+# notebook file name -> why it takes more than ~60 s
+SLOW: dict[str, str] = {}
+
+
+def _params() -> list:
+    params = []
+    for path in sorted(NOTEBOOK_DIR.glob("*.ipynb")):
+        marks = [pytest.mark.slow] if path.name in SLOW else []
+        params.append(pytest.param(path, id=path.stem, marks=marks))
+    return params
+
+
+def test_slow_table_names_existing_notebooks() -> None:
+    missing = sorted(set(SLOW) - {p.name for p in NOTEBOOK_DIR.glob("*.ipynb")})
+    assert not missing, f"SLOW lists notebooks that do not exist: {missing}"
+
+
+@pytest.mark.parametrize("path", _params())
+def test_notebook_executes(path: Path) -> None:
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(nb, timeout=CELL_TIMEOUT_S, kernel_name="python3",
+                            resources={"metadata": {"path": str(path.parent)}})
+    client.execute()  # raises CellExecutionError, naming the cell, on the first error
