@@ -15,7 +15,7 @@ from typing import Literal
 
 import numpy as np
 
-from lostcities.exact.evaluate import nash_conv
+from lostcities.exact.evaluate import action_values, backward_values, edge_policy, nash_conv
 from lostcities.exact.tree import GameTree
 
 __all__ = ["CFRResult", "regret_matching", "solve_cfr"]
@@ -41,16 +41,11 @@ class CFRResult:
 
 def _player_update(tree: GameTree, policy: np.ndarray, player: int) -> tuple[np.ndarray, np.ndarray]:
     """One player's instantaneous regrets ``[I, A]`` and own reach per information set ``[I]``."""
-    n, num_actions, num_dec = tree.num_nodes, tree.num_actions, len(tree.node)
-    parent, child, action, dec = tree.edge_parent, tree.edge_child, tree.edge_action, tree.edge_decision
-    node_pol = policy[tree.infoset]
-    pol = np.ones(len(parent))
-    has = dec >= 0
-    pol[has] = node_pol[dec[has], action[has]]
+    parent, child = tree.edge_parent, tree.edge_child
+    pol = edge_policy(tree, policy[tree.infoset])
     mine = tree.player[parent] == player
-    own = np.ones(n)
-    other = np.zeros(n)
-    other[0] = 1.0
+    own = np.ones(tree.num_nodes)
+    other = np.ones(tree.num_nodes)
     own_w = np.where(mine, pol, 1.0)
     other_w = tree.edge_prob * np.where(mine, 1.0, pol)
     for sl in tree.level_edges:
@@ -58,22 +53,17 @@ def _player_update(tree: GameTree, policy: np.ndarray, player: int) -> tuple[np.
         other[child[sl]] = other[parent[sl]] * other_w[sl]
 
     sign = 1.0 if player == 0 else -1.0
-    v = sign * tree.returns[:, 0].astype(np.float64)
-    q = np.zeros(num_dec * num_actions)
-    for sl in reversed(tree.level_edges):
-        contrib = tree.edge_prob[sl] * v[child[sl]]
-        d = dec[sl]
-        on = d >= 0
-        q += np.bincount(d[on] * num_actions + action[sl][on], contrib[on], minlength=num_dec * num_actions)
-        v += np.bincount(parent[sl], pol[sl] * contrib, minlength=n)
-    q = q.reshape(num_dec, num_actions)
-    nodes = np.flatnonzero(tree.player[tree.node] == player)
-    regret = other[tree.node[nodes]][:, None] * (q[nodes] - v[tree.node[nodes]][:, None])
-    regret = np.where(tree.mask[nodes], regret, 0.0)
-    total = np.zeros((tree.num_infosets, num_actions))
-    np.add.at(total, tree.infoset[nodes], regret)
+    v, edge_value = backward_values(tree, pol, sign * tree.returns[:, 0].astype(np.float64))
+    q = action_values(tree, edge_value)
+    dec = np.flatnonzero(tree.player[tree.node] == player)
+    nodes = tree.node[dec]
+    regret = other[nodes][:, None] * (q[dec] - v[nodes][:, None])
+    regret = np.where(tree.mask[dec], regret, 0.0)
+    sets = tree.infoset[dec]
+    total = np.stack([np.bincount(sets, regret[:, a], minlength=tree.num_infosets)
+                      for a in range(tree.num_actions)], axis=1)
     reach = np.zeros(tree.num_infosets)
-    reach[tree.infoset[nodes]] = own[tree.node[nodes]]  # the same at every history of a set
+    reach[sets] = own[nodes]  # the same at every history of a set (perfect recall)
     return total, reach
 
 

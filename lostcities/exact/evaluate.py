@@ -22,7 +22,10 @@ from lostcities.exact.tree import GameTree, build_tree
 
 __all__ = [
     "PolicyFn",
+    "action_values",
+    "backward_values",
     "best_response",
+    "edge_policy",
     "expected_returns",
     "exploitability",
     "nash_conv",
@@ -64,7 +67,7 @@ def normalise_policy(probs: Any, mask: np.ndarray, *, tol: float = 1e-4) -> np.n
     return legal / total
 
 
-def _edge_policy(tree: GameTree, node_policy: np.ndarray) -> np.ndarray:
+def edge_policy(tree: GameTree, node_policy: np.ndarray) -> np.ndarray:
     """``float64[E]``: the acting player's probability of each edge's action (1 at the root)."""
     d = tree.edge_decision
     w = np.ones(len(d))
@@ -73,14 +76,34 @@ def _edge_policy(tree: GameTree, node_policy: np.ndarray) -> np.ndarray:
     return w
 
 
+def backward_values(tree: GameTree, weights: np.ndarray, leaf: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Expected values under fixed action probabilities, bottom-up one level at a time.
+
+    ``weights [E]`` (the acting player's action probabilities) weigh each edge on top of its
+    chance probability; ``leaf [N]`` holds the terminal values. Returns node values ``[N]``
+    and each edge's ``chance prob x child value [E]``.
+    """
+    v = np.where(tree.terminal, leaf, 0.0)
+    edge_value = np.zeros(len(tree.edge_parent))
+    for sl, nodes in zip(reversed(tree.level_edges), reversed(tree.level_nodes[:-1]), strict=True):
+        edge_value[sl] = tree.edge_prob[sl] * v[tree.edge_child[sl]]
+        v[nodes] += np.bincount(tree.edge_parent[sl] - nodes.start, weights[sl] * edge_value[sl],
+                                minlength=nodes.stop - nodes.start)
+    return v, edge_value
+
+
+def action_values(tree: GameTree, edge_value: np.ndarray) -> np.ndarray:
+    """``float64[D, A]``: each decision node's value of each action (``edge_value`` summed)."""
+    d = tree.edge_decision
+    on = d >= 0
+    size = len(tree.node) * tree.num_actions
+    q = np.bincount(d[on] * tree.num_actions + tree.edge_action[on], edge_value[on], minlength=size)
+    return q.reshape(len(tree.node), tree.num_actions)
+
+
 def node_values(tree: GameTree, node_policy: np.ndarray) -> np.ndarray:
     """``float64[N]``: player 0's expected return from every node when both play ``node_policy``."""
-    w = tree.edge_prob * _edge_policy(tree, node_policy)
-    v = tree.returns[:, 0].astype(np.float64)
-    n = tree.num_nodes
-    for sl in reversed(tree.level_edges):
-        v += np.bincount(tree.edge_parent[sl], w[sl] * v[tree.edge_child[sl]], minlength=n)
-    return v
+    return backward_values(tree, edge_policy(tree, node_policy), tree.returns[:, 0].astype(np.float64))[0]
 
 
 def expected_returns(tree: GameTree, node_policy: np.ndarray) -> np.ndarray:
@@ -98,7 +121,7 @@ def best_response(tree: GameTree, node_policy: np.ndarray, player: int) -> tuple
     ``int[I]`` (the chosen action; -1 for the opponent's sets).
     """
     n, num_actions = tree.num_nodes, tree.num_actions
-    pol = _edge_policy(tree, node_policy)
+    pol = edge_policy(tree, node_policy)
     parent, child, action = tree.edge_parent, tree.edge_child, tree.edge_action
     mine_edge = tree.player[parent] == player
     reach = np.zeros(n)
@@ -110,10 +133,11 @@ def best_response(tree: GameTree, node_policy: np.ndarray, player: int) -> tuple
     sign = 1.0 if player == 0 else -1.0
     v = sign * tree.returns[:, 0].astype(np.float64)
     choice = np.full(tree.num_infosets, -1)
-    for sl in reversed(tree.level_edges):
+    for sl, nodes in zip(reversed(tree.level_edges), reversed(tree.level_nodes[:-1]), strict=True):
         par, ch, act, mine = parent[sl], child[sl], action[sl], mine_edge[sl]
         contrib = tree.edge_prob[sl] * v[ch]
-        v += np.bincount(par[~mine], (pol[sl] * contrib)[~mine], minlength=n)
+        v[nodes] += np.bincount(par[~mine] - nodes.start, (pol[sl] * contrib)[~mine],
+                                minlength=nodes.stop - nodes.start)
         if not mine.any():
             continue
         dec, inverse = np.unique(tree.edge_decision[sl][mine], return_inverse=True)
@@ -121,8 +145,8 @@ def best_response(tree: GameTree, node_policy: np.ndarray, player: int) -> tuple
         q = q.reshape(len(dec), num_actions)
         sets, set_of = np.unique(tree.infoset[dec], return_inverse=True)
         weighted = reach[tree.node[dec]][:, None] * q
-        total = np.zeros((len(sets), num_actions))
-        np.add.at(total, set_of, weighted)
+        total = np.stack([np.bincount(set_of, weighted[:, a], minlength=len(sets))
+                          for a in range(num_actions)], axis=1)
         total = np.where(tree.infoset_mask[sets], total, -np.inf)
         best = np.argmax(total, axis=1)
         choice[sets] = best

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
+import itertools
 from typing import Any
 
 import jax
@@ -69,7 +69,13 @@ class GameTree:
     edge_prob: np.ndarray
     level_edges: tuple[slice, ...]
 
-    @property
+    @functools.cached_property
+    def level_nodes(self) -> tuple[slice, ...]:
+        """The contiguous node ids at each depth (``level_edges[d]`` leave ``level_nodes[d]``)."""
+        bounds = np.searchsorted(self.depth, np.arange(len(self.level_edges) + 2))
+        return tuple(slice(int(lo), int(hi)) for lo, hi in itertools.pairwise(bounds))
+
+    @functools.cached_property
     def edge_decision(self) -> np.ndarray:
         """``int32[E]``: decision index of each edge's parent (-1 for the deal edges)."""
         return self.decision[self.edge_parent]
@@ -107,6 +113,11 @@ def _inspect(game: Any, states: Any) -> dict[str, jax.Array]:
 
 
 @functools.partial(jax.jit, static_argnums=0)
+def _deal(game: Any, index: jax.Array) -> Any:
+    return jax.vmap(game.init_deal)(index)
+
+
+@functools.partial(jax.jit, static_argnums=0)
 def _expand(game: Any, states: Any) -> tuple[jax.Array, Any]:
     """Chance probabilities ``[B, A, C]`` and children ``[B, A, C]`` of every action and outcome."""
     actions = jnp.arange(game.num_actions, dtype=jnp.int32)
@@ -139,64 +150,71 @@ def _take(tree: Any, index: np.ndarray) -> Any:
     return jax.tree.map(lambda x: x[index], tree)
 
 
-def _history_key(parent_key: bytes, action: int, own: bool, obs: np.ndarray) -> bytes:
-    """A player's perfect-recall key: its previous key, its own action, what it sees now."""
-    return hashlib.blake2b(parent_key + (bytes([action + 1]) if own else b"-") + obs.tobytes(),
-                           digest_size=16).digest()
+def _row_ids(rows: np.ndarray) -> np.ndarray:
+    """Dense ids of the distinct rows of ``rows [n, k]`` (equal rows, equal ids)."""
+    if len(rows) == 0:
+        return np.zeros(0, np.int64)
+    return np.unique(rows, axis=0, return_inverse=True)[1].reshape(-1)
 
 
 @functools.lru_cache(maxsize=8)
-def build_tree(game: Any) -> GameTree:
-    """Enumerate ``game``'s whole tree (cached per game; the game must expose explicit chance)."""
+def build_tree(game: Any, *, max_nodes: int = 5_000_000) -> GameTree:
+    """Enumerate ``game``'s whole tree (cached per game; the game must expose explicit chance).
+
+    Raises ``ValueError`` if the tree grows past ``max_nodes`` nodes.
+    """
     num_actions, num_players = game.num_actions, game.num_players
-    deals = jax.vmap(game.init_deal)(jnp.arange(game.num_deals))
-    frontier = jax.tree.map(np.asarray, deals)
+    num_deals = game.num_deals
+    frontier = jax.tree.map(np.asarray, _chunked(_deal, game, np.arange(num_deals, dtype=np.int32)))
     has_strings = hasattr(game, "info_state_string")
 
     depth, player, terminal, returns = [np.array([0])], [np.array([-1])], [np.array([False])], [
         np.zeros((1, num_players), np.float32)]
     dec_node, dec_mask, dec_obs, dec_key = [], [], [], []
-    e_parent = [np.zeros(game.num_deals, np.int32)]
-    e_action = [np.full(game.num_deals, ROOT, np.int32)]
-    e_prob = [np.full(game.num_deals, 1.0 / game.num_deals, np.float64)]
-    e_child = [np.arange(1, game.num_deals + 1, dtype=np.int32)]
-    level_edges = [slice(0, game.num_deals)]
-    num_edges = game.num_deals
-    # Perfect-recall keys per player of the frontier nodes, and the edge into each node.
-    hist_keys = [[b""] * game.num_deals for _ in range(num_players)]
-    into = [(-1, -1)] * game.num_deals  # (acting player of the parent, action) of each frontier node
+    e_parent = [np.zeros(num_deals, np.int32)]
+    e_action = [np.full(num_deals, ROOT, np.int32)]
+    e_prob = [np.full(num_deals, 1.0 / num_deals, np.float64)]
+    e_child = [np.arange(1, num_deals + 1, dtype=np.int32)]
+    level_edges = [slice(0, num_deals)]
+    num_edges = num_deals
+    # Perfect recall: each player's history id per frontier node, and the edge into the node.
+    hist = np.zeros((num_deals, num_players), np.int64)
+    into_player = np.full(num_deals, -1)
+    into_action = np.full(num_deals, -1)
     first, level = 1, 1
 
     while True:
         n = len(jax.tree.leaves(frontier)[0])
+        if first + n > max_nodes:
+            raise ValueError(f"{game.name}: game tree exceeds max_nodes={max_nodes:,} at depth {level}")
         info = _chunked(_inspect, game, frontier)
         ids = np.arange(first, first + n, dtype=np.int32)
         is_term = info["terminal"]
+        acting = np.where(is_term, -1, info["player"]).astype(np.int32)
         depth.append(np.full(n, level))
-        player.append(np.where(is_term, -1, info["player"]).astype(np.int32))
+        player.append(acting)
         terminal.append(is_term)
         returns.append(info["returns"])
+        obs_id = _row_ids(info["obs"].reshape(n * num_players, -1)).reshape(n, num_players)
         for p in range(num_players):
-            for i in range(n):
-                own = into[i][0] == p
-                hist_keys[p][i] = _history_key(hist_keys[p][i], into[i][1], own, info["obs"][i, p])
+            own = np.where(into_player == p, into_action, -1)
+            hist[:, p] = _row_ids(np.stack([hist[:, p], own, obs_id[:, p]], axis=1))
         live = np.flatnonzero(~is_term)
-        for i in live:
-            p = int(info["player"][i])
-            dec_node.append(ids[i])
-            dec_mask.append(info["mask"][i])
-            dec_obs.append(info["obs"][i, p])
-            if has_strings:
-                key = game.info_state_string(_take(frontier, i), p)
-            else:
-                key = f"{p}:" + hist_keys[p][i].hex()
-            dec_key.append(key)
         if len(live) == 0:
             break
+        p_live = acting[live]
+        dec_node.append(ids[live])
+        dec_mask.append(info["mask"][live])
+        dec_obs.append(info["obs"][live, p_live])
+        if has_strings:
+            dec_key.extend(game.info_state_string(_take(frontier, i), int(p)) for i, p in zip(live, p_live,
+                                                                                             strict=True))
+        else:
+            local = _row_ids(np.stack([p_live, hist[live, p_live]], axis=1))
+            dec_key.extend(f"player {p} depth {level} #{c}" for p, c in zip(p_live, local, strict=True))
         parents = _take(frontier, live)
         probs, kids = _chunked(_expand, game, parents)
-        legal = info["mask"][live]
-        keep = (probs > 0) & legal[:, :, None]
+        keep = (probs > 0) & info["mask"][live][:, :, None]
         b, a, c = np.nonzero(keep)
         frontier = jax.tree.map(lambda x, b=b, a=a, c=c: x[b, a, c], kids)
         m = len(b)
@@ -207,19 +225,18 @@ def build_tree(game: Any) -> GameTree:
         e_child.append(np.arange(next_first, next_first + m, dtype=np.int32))
         level_edges.append(slice(num_edges, num_edges + m))
         num_edges += m
-        hist_keys = [[hist_keys[p][live[j]] for j in b] for p in range(num_players)]
-        acting = info["player"][live][b]
-        into = list(zip(acting.tolist(), a.tolist(), strict=True))
+        hist = hist[live][b]
+        into_player, into_action = p_live[b], a
         first, level = next_first, level + 1
 
     depth_arr = np.concatenate(depth).astype(np.int32)
     player_arr = np.concatenate(player)
-    dec_node_arr = np.array(dec_node, np.int32)
+    dec_node_arr = np.concatenate(dec_node).astype(np.int32)
     decision = np.full(len(depth_arr), -1, np.int32)
     decision[dec_node_arr] = np.arange(len(dec_node_arr), dtype=np.int32)
     keys, infoset = np.unique(np.array(dec_key, dtype=object), return_inverse=True)
-    infoset = infoset.astype(np.int32)
-    mask_arr = np.array(dec_mask, bool)
+    infoset = infoset.astype(np.int32).reshape(-1)
+    mask_arr = np.concatenate(dec_mask).astype(bool)
     _check_infosets(infoset, depth_arr[dec_node_arr], mask_arr, player_arr[dec_node_arr], keys)
     first_of = np.zeros(len(keys), np.int64)
     first_of[infoset[::-1]] = np.arange(len(infoset))[::-1]
@@ -233,7 +250,7 @@ def build_tree(game: Any) -> GameTree:
         decision=decision,
         node=dec_node_arr,
         mask=mask_arr,
-        observation=np.array(dec_obs, np.float32),
+        observation=np.concatenate(dec_obs).astype(np.float32),
         infoset=infoset,
         infoset_key=[str(k) for k in keys],
         infoset_player=player_arr[dec_node_arr][first_of].astype(np.int32),
