@@ -1,0 +1,32 @@
+"""Deep CFR (and SD-CFR) with vmap-batched traversals, coded only against ``lostcities.api.Game``.
+
+Modules: ``regret`` (regret matching, masked softmax), ``reservoir`` (aligned, bounded buffers),
+``networks`` (flax.nnx MLPs used functionally), ``traversal`` (outcome and external sampling),
+``fit`` (weighted MSE training), ``solver`` (the iteration), ``policy`` (average net, SD-CFR,
+policy.json), ``config`` (the config tree and per-game defaults).
+"""
+
+from lostcities.deep_cfr.config import DeepCFRConfig, resolve
+from lostcities.deep_cfr.networks import NetSpec
+from lostcities.deep_cfr.regret import masked_softmax, regret_matching
+from lostcities.deep_cfr.reservoir import Reservoir, reservoir_add, reservoir_init, reservoir_sample
+from lostcities.deep_cfr.solver import Solver, SolverState, make_solver
+from lostcities.deep_cfr.traversal import TraversalSpec, external_sampling, outcome_sampling
+
+__all__ = [
+    "DeepCFRConfig",
+    "NetSpec",
+    "Reservoir",
+    "Solver",
+    "SolverState",
+    "TraversalSpec",
+    "external_sampling",
+    "make_solver",
+    "masked_softmax",
+    "outcome_sampling",
+    "regret_matching",
+    "reservoir_add",
+    "reservoir_init",
+    "reservoir_sample",
+    "resolve",
+]

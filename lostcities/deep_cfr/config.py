@@ -1,0 +1,149 @@
+"""The Deep CFR config tree, per-game default tables and the checks run when a config is loaded.
+
+Fields typed ``X | None`` default to ``None``, meaning "the game's default": :func:`resolve`
+fills them from :data:`GAME_DEFAULTS` (so ``--game=kuhn`` alone gives the tuned Kuhn settings,
+and any explicit flag or preset value still wins). Invalid combinations raise ``ValueError``
+from ``__post_init__``, i.e. whenever a config is built, overridden or read from config.json.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Literal
+
+from runkit import config_tree
+
+__all__ = ["GAME_DEFAULTS", "AdvantageConfig", "DeepCFRConfig", "EvalConfig", "StrategyConfig", "resolve"]
+
+Game = Literal["kuhn", "leduc", "lostcities"]
+Sampling = Literal["outcome", "external"]
+
+
+@dataclasses.dataclass(frozen=True)
+class AdvantageConfig:
+    """Advantage networks (one per player) and their reservoir buffers."""
+
+    hidden: tuple[int, ...] | None = None
+    steps: int | None = None  # SGD steps per player per iteration
+    batch_size: int | None = None
+    learning_rate: float = 1e-3
+    reinit: bool = True  # re-initialise each iteration (the paper's rule)
+    capacity: int | None = None  # reservoir rows per player
+
+
+@dataclasses.dataclass(frozen=True)
+class StrategyConfig:
+    """The average-strategy network and its reservoir buffer."""
+
+    hidden: tuple[int, ...] | None = None
+    steps: int | None = None  # SGD steps each time the net is (re)fitted from scratch
+    batch_size: int | None = None
+    learning_rate: float = 1e-3
+    capacity: int | None = None
+    record_at: Literal["opponent", "traverser"] = "opponent"  # where strategy samples are taken
+
+
+@dataclasses.dataclass(frozen=True)
+class EvalConfig:
+    """Evaluation during training."""
+
+    every: int | None = None  # iterations between evaluations (and at the last one)
+    policy: Literal["average_net", "sdcfr", "both"] | None = None  # which policy NashConv reports
+    games: int | None = None  # Lost Cities: games per opponent in head-to-head evaluation
+    opponents: tuple[str, ...] = ("random", "heuristic")  # Lost Cities: bots to play against
+
+
+@dataclasses.dataclass(frozen=True)
+class DeepCFRConfig:
+    """One Deep CFR run (flags: ``--game``, ``--advantage.steps``, ...)."""
+
+    game: Game = "kuhn"
+    variant: str = ""  # Lost Cities variant name (classic, six_colour, reduced, ...); "" = game default
+    sampling: Sampling | None = None
+    iterations: int | None = None
+    traversals: int | None = None  # per player per iteration
+    chunk: int | None = None  # traversals per compiled call (bounds the memory of one call)
+    seed: int = 0
+    run_dir: str = ""
+    resume: str = ""  # a run folder to continue exactly (its config.json wins)
+    fallback: Literal["argmax", "uniform", "negative"] = "argmax"
+    exploration: float = 0.6  # outcome sampling: uniform mass mixed into the traverser's policy
+    width: int | None = None  # external sampling: node-pool slots per traversal
+    keep_value_nets: bool | None = None  # keep each iteration's nets (SD-CFR policy)
+    opponent: Literal["current", "average", "league"] = "current"  # Lost Cities training opponent
+    league_size: int = 8  # Lost Cities league: past snapshots kept
+    bf16: bool = False  # bfloat16 network compute (parameters stay float32)
+    checkpoint_every: int | None = None
+    keep_checkpoints: int = 2
+    progress: bool = True
+    advantage: AdvantageConfig = AdvantageConfig()
+    strategy: StrategyConfig = StrategyConfig()
+    eval: EvalConfig = EvalConfig()
+
+    def __post_init__(self) -> None:
+        check(self)
+
+
+_POKER = {
+    "sampling": "external", "chunk": 4096, "keep_value_nets": True,
+    "advantage.capacity": 1_000_000, "strategy.capacity": 1_000_000, "eval.policy": "both",
+    "eval.games": 0, "checkpoint_every": 50,
+}
+
+GAME_DEFAULTS: dict[str, dict[str, Any]] = {
+    "kuhn": {**_POKER, "iterations": 60, "traversals": 1000, "width": 2,
+             "advantage.hidden": (32, 32), "advantage.steps": 150, "advantage.batch_size": 512,
+             "strategy.hidden": (32, 32), "strategy.steps": 1500, "strategy.batch_size": 1024,
+             "eval.every": 10},
+    "leduc": {**_POKER, "iterations": 150, "traversals": 3000, "width": 8,
+              "advantage.hidden": (64, 64), "advantage.steps": 300, "advantage.batch_size": 1024,
+              "strategy.hidden": (128, 128), "strategy.steps": 3000, "strategy.batch_size": 2048,
+              "eval.every": 25},
+    "lostcities": {"sampling": "outcome", "iterations": 30, "traversals": 2048, "chunk": 512, "width": 1,
+                   "keep_value_nets": False, "advantage.hidden": (256, 256), "advantage.steps": 200,
+                   "advantage.batch_size": 1024, "advantage.capacity": 400_000,
+                   "strategy.hidden": (256, 256), "strategy.steps": 1000, "strategy.batch_size": 1024,
+                   "strategy.capacity": 400_000, "eval.every": 10, "eval.policy": "average_net",
+                   "eval.games": 400, "checkpoint_every": 5},
+}
+
+
+def _get(cfg: Any, dotted: str) -> Any:
+    for part in dotted.split("."):
+        cfg = getattr(cfg, part)
+    return cfg
+
+
+def resolve(cfg: DeepCFRConfig) -> DeepCFRConfig:
+    """``cfg`` with every ``None`` field filled from its game's row of :data:`GAME_DEFAULTS`."""
+    table = GAME_DEFAULTS[cfg.game]
+    missing = {k: v for k, v in table.items() if _get(cfg, k) is None}
+    cfg = config_tree.override(cfg, missing)
+    left = [k for k, v in config_tree.flatten(cfg).items() if v is None]
+    if left:
+        raise ValueError(f"game {cfg.game!r}: no default for {left}; set them explicitly")
+    return cfg
+
+
+def check(cfg: DeepCFRConfig) -> None:
+    """Reject configs that would train something wrong; the messages say why."""
+    sampling = cfg.sampling or GAME_DEFAULTS[cfg.game]["sampling"]
+    if cfg.strategy.record_at == "traverser":
+        if sampling == "external":
+            raise ValueError(
+                "strategy.record_at='traverser' is rejected under external sampling: the traverser "
+                "expands every action at its own nodes, so samples recorded there arrive at the "
+                "opponent's and chance's reach, not the player's own reach, and the average strategy "
+                "they train is biased. Strategy samples must be recorded at the opponent's nodes.")
+        raise ValueError(
+            "strategy.record_at='traverser' is not supported under outcome sampling: it needs rows "
+            "weighted by pi_i / (q_i * pi_-i), unbounded as the opponent's reach shrinks; the "
+            "implemented rule records at the opponent's nodes with weight 1 / q_i (see traversal.py).")
+    if sampling == "external" and cfg.game == "lostcities":
+        raise ValueError("external sampling expands every traverser action of a ~50-decision Lost Cities "
+                         "game (exponential); use --sampling=outcome for Lost Cities")
+    if not 0.0 < cfg.exploration <= 1.0:
+        raise ValueError(f"exploration must be in (0, 1], got {cfg.exploration}")
+    for name, value in config_tree.flatten(cfg).items():
+        if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+            raise ValueError(f"{name} must be non-negative, got {value}")

@@ -1,0 +1,182 @@
+"""The Deep CFR iteration: batched traversals into reservoirs, then fresh advantage nets per player.
+
+:class:`Solver` holds the static pieces (game, network specs, traversal and fit settings, all
+hashable so compiled functions are cached per solver); :class:`SolverState` is the whole
+mutable state as one pytree (networks, buffers, kept nets, iteration), which is what a
+checkpoint stores. Every random key is derived from the seed and the (iteration, player, chunk)
+position with ``fold_in``, so a run resumed from a checkpoint draws exactly the same numbers as
+an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+from lostcities.api import Game
+from lostcities.deep_cfr.config import DeepCFRConfig
+from lostcities.deep_cfr.fit import FitSpec, fit
+from lostcities.deep_cfr.networks import NetSpec
+from lostcities.deep_cfr.reservoir import Reservoir, reservoir_add, reservoir_init
+from lostcities.deep_cfr.traversal import TraversalSpec, external_sampling, outcome_sampling
+
+__all__ = ["Solver", "SolverState", "make_solver"]
+
+
+@struct.dataclass
+class SolverState:
+    """Everything that changes during training (a pytree; checkpointed as is).
+
+    ``adv``: (player 0, player 1) advantage params; ``strat``: average-strategy params;
+    ``adv_buf`` / ``strat_buf``: reservoirs; ``history``: advantage params of every finished
+    iteration stacked ``[H, 2, ...]`` (SD-CFR and the league; ``H = 1`` when not kept);
+    ``iteration``: finished iterations (int32).
+    """
+
+    adv: tuple[Any, Any]
+    strat: Any
+    adv_buf: tuple[Reservoir, Reservoir]
+    strat_buf: Reservoir
+    history: Any
+    iteration: jax.Array
+
+
+@dataclasses.dataclass(frozen=True)
+class Solver:
+    """Static description of one Deep CFR run (built from a resolved config by :func:`make_solver`)."""
+
+    cfg: DeepCFRConfig
+    game: Game
+    adv_net: NetSpec
+    strat_net: NetSpec
+    traversal: TraversalSpec
+    adv_fit: FitSpec
+    strat_fit: FitSpec
+
+    @property
+    def keeps_history(self) -> bool:
+        return bool(self.cfg.keep_value_nets) or self.cfg.opponent == "league"
+
+    def key(self, *path: int) -> jax.Array:
+        """The key at ``path`` below the run's seed (e.g. (iteration, player, chunk))."""
+        k = jax.random.key(self.cfg.seed)
+        for p in path:
+            k = jax.random.fold_in(k, p)
+        return k
+
+    def init_state(self) -> SolverState:
+        """Fresh networks and empty buffers."""
+        g, cfg = self.game, self.cfg
+        spec = {"obs": ((g.observation_size,), jnp.float32), "mask": ((g.num_actions,), jnp.bool_),
+                "target": ((g.num_actions,), jnp.float32), "weight": ((), jnp.float32)}
+        adv = tuple(self.adv_net.init(self.key(0, p)) for p in range(2))
+        depth = cfg.iterations if self.keeps_history else 1
+        history = jax.tree.map(lambda a, b: jnp.zeros((depth, 2, *a.shape), a.dtype), adv[0], adv[1])
+        return SolverState(
+            adv=adv, strat=self.strat_net.init(self.key(0, 2)),
+            adv_buf=tuple(reservoir_init(cfg.advantage.capacity, spec) for _ in range(2)),
+            strat_buf=reservoir_init(cfg.strategy.capacity, spec), history=history,
+            iteration=jnp.int32(0))
+
+    def num_chunks(self) -> int:
+        return -(-self.cfg.traversals // self.cfg.chunk)
+
+    def run_iteration(self, state: SolverState) -> tuple[SolverState, dict[str, float]]:
+        """One CFR iteration ``t = state.iteration + 1``: traversals and a fresh fit per player."""
+        t = int(state.iteration) + 1
+        stats: dict[str, float] = {}
+        for p in range(2):
+            nodes = 0
+            for c in range(self.num_chunks()):
+                n = min(self.cfg.chunk, self.cfg.traversals - c * self.cfg.chunk)
+                state, st = _traverse_store(self, state, self.key(t, p, c), p, jnp.int32(t), n)
+                if int(st["overflow"]):
+                    raise RuntimeError(
+                        f"{self.game.name}: external-sampling node pool overflowed by {int(st['overflow'])} "
+                        f"nodes at iteration {t}; raise --width (now {self.cfg.width})")
+                nodes += int(st["nodes"])
+            state, fs = _fit_advantage(self, state, self.key(t, p, 10_000), p)
+            stats[f"adv_loss_{p}"] = float(fs["loss"])
+            stats[f"skipped_{p}"] = int(fs["skipped"])
+            stats[f"nodes_{p}"] = nodes
+        state = _finish_iteration(self, state)
+        stats["adv_rows"] = int(jnp.minimum(state.adv_buf[0].seen, state.adv_buf[0].capacity))
+        stats["strategy_rows"] = int(jnp.minimum(state.strat_buf.seen, state.strat_buf.capacity))
+        return state, stats
+
+    def fit_average(self, state: SolverState) -> tuple[SolverState, dict[str, float]]:
+        """Fit the average-strategy net from scratch on the strategy buffer."""
+        state, fs = _fit_strategy(self, state, self.key(int(state.iteration), 20_000))
+        return state, {"strategy_loss": float(fs["loss"]), "strategy_skipped": int(fs["skipped"])}
+
+
+def make_solver(cfg: DeepCFRConfig, game: Game) -> Solver:
+    """The :class:`Solver` of a resolved config (see ``config.resolve``) on ``game``."""
+    adv_net = NetSpec(game.observation_size, game.num_actions, cfg.advantage.hidden, cfg.bf16)
+    strat_net = NetSpec(game.observation_size, game.num_actions, cfg.strategy.hidden, cfg.bf16)
+    average = cfg.opponent == "average"
+    trav = TraversalSpec(game, adv_net, cfg.fallback, cfg.exploration, cfg.width,
+                         "average" if average else "advantage", strat_net if average else adv_net)
+    a, s = cfg.advantage, cfg.strategy
+    return Solver(cfg, game, adv_net, strat_net, trav,
+                  FitSpec(adv_net, "advantage", a.steps, a.batch_size, a.learning_rate),
+                  FitSpec(strat_net, "strategy", s.steps, s.batch_size, s.learning_rate))
+
+
+def _opponent_params(solver: Solver, state: SolverState, p: int, key: jax.Array) -> Any:
+    """The opponent's net for traversals of player ``p`` under the configured opponent mode."""
+    mode = solver.cfg.opponent
+    if mode == "average":
+        return state.strat
+    if mode == "league":
+        done = state.iteration
+        size = jnp.minimum(done, solver.cfg.league_size)
+        j = done - 1 - jax.random.randint(key, (), 0, jnp.maximum(size, 1))
+        past = jax.tree.map(lambda h: h[jnp.maximum(j, 0), 1 - p], state.history)
+        return jax.tree.map(lambda a, b: jnp.where(done > 0, a, b), past, state.adv[1 - p])
+    return state.adv[1 - p]
+
+
+@functools.partial(jax.jit, static_argnums=(0, 3, 5), donate_argnums=(1,))
+def _traverse_store(solver: Solver, state: SolverState, key: jax.Array, p: int, t: jax.Array,
+                    n: int) -> tuple[SolverState, dict[str, jax.Array]]:
+    k_trav, k_adv, k_strat, k_opp = jax.random.split(key, 4)
+    params = (state.adv[p], _opponent_params(solver, state, p, k_opp))
+    traverse = external_sampling if solver.cfg.sampling == "external" else outcome_sampling
+    adv, strat, stats = traverse(solver.traversal, params, k_trav, p, t, n)
+    bufs = list(state.adv_buf)
+    bufs[p] = reservoir_add(bufs[p], {k: adv[k] for k in bufs[p].data}, adv["valid"], k_adv)
+    strat_buf = reservoir_add(state.strat_buf, {k: strat[k] for k in state.strat_buf.data},
+                              strat["valid"], k_strat)
+    return state.replace(adv_buf=tuple(bufs), strat_buf=strat_buf), stats
+
+
+@functools.partial(jax.jit, static_argnums=(0, 3), donate_argnums=(1,))
+def _fit_advantage(solver: Solver, state: SolverState, key: jax.Array, p: int):
+    k_init, k_fit = jax.random.split(key)
+    start = solver.adv_net.init(k_init) if solver.cfg.advantage.reinit else state.adv[p]
+    params, stats = fit(solver.adv_fit, start, state.adv_buf[p], k_fit)
+    adv = list(state.adv)
+    adv[p] = params
+    return state.replace(adv=tuple(adv)), stats
+
+
+@functools.partial(jax.jit, static_argnums=(0,), donate_argnums=(1,))
+def _fit_strategy(solver: Solver, state: SolverState, key: jax.Array):
+    k_init, k_fit = jax.random.split(key)
+    params, stats = fit(solver.strat_fit, solver.strat_net.init(k_init), state.strat_buf, k_fit)
+    return state.replace(strat=params), stats
+
+
+@functools.partial(jax.jit, static_argnums=(0,), donate_argnums=(1,))
+def _finish_iteration(solver: Solver, state: SolverState) -> SolverState:
+    history = state.history
+    if solver.keeps_history:
+        now = jax.tree.map(lambda a, b: jnp.stack([a, b]), state.adv[0], state.adv[1])
+        history = jax.tree.map(lambda h, x: h.at[state.iteration].set(x), history, now)
+    return state.replace(history=history, iteration=state.iteration + 1)

@@ -1,0 +1,217 @@
+"""Batched Monte-Carlo CFR traversals: outcome sampling and external sampling, all under ``vmap``.
+
+Both functions run ``num_traversals`` traversals for one ``traverser`` with the current advantage
+networks (regret matching on their outputs, restricted to legal actions; see :func:`node_strategy`
+for the opponent's policy) and return fixed-size
+batches of rows with a ``valid`` flag, ready for :func:`reservoir_add`:
+
+- advantage rows ``obs, mask, target (sampled regrets, 0 on illegal actions), weight`` at the
+  traverser's nodes;
+- strategy rows ``obs, mask, target (the acting player's strategy), weight`` at the opponent's nodes.
+
+``weight`` is the iteration ``t`` (linear CFR) times an importance weight (1 under external sampling).
+All randomness comes from ``key``. The estimators (``p`` the traverser, ``h`` a history, ``sigma``
+the current strategies, ``pi_i`` / ``pi_-i`` the reach of ``p`` / of the opponent and chance):
+
+Outcome sampling (Lanctot et al. 2009). One trajectory per traversal; at ``p``'s nodes the action
+is drawn from ``q = eps * uniform + (1 - eps) * sigma``, at the opponent's from ``sigma``, chance
+from the game. With ``u`` the terminal utility of ``p``, ``q_i(z)`` the product of ``q`` over ``p``'s
+sampled actions and ``tail(h)`` the product of ``sigma`` over ``p``'s actions strictly after
+``h``'s sampled action ``a*``, the sampled counterfactual values are
+``v(I) = u * sigma(a*) * tail / q_i(z)`` and ``v(I, a*) = u * tail / q_i(z)``, ``v(I, a) = 0`` for
+``a != a*``; so the stored regret is ``r(a) = v(I, a) - v(I) = u * tail / q_i(z) * (1[a = a*] - sigma(a*))``
+(every unsampled action gets ``-v(I)``, not 0). Conditional on reaching ``h`` its expectation is
+``r(h, a) / q_i(h)``, and ``h`` is reached with probability ``pi_-i(h) q_i(h)``, so the expected sum
+of stored rows at an information set ``I`` per traversal is exactly the counterfactual regret
+``r(I, a)``: the network regression recovers cumulative regret up to a positive per-set factor.
+Strategy samples are stored at the opponent's nodes with importance weight ``1 / q_i(h)``: ``h``
+is reached with probability ``pi_c(h) pi_opp(h) q_i(h)``, so weighted rows arrive at rate
+``pi_c(h) pi_opp(h)``, summing over ``h`` in the opponent's set ``I`` to ``pi_opp(I)`` times a
+constant: the opponent's own-reach weighting that the average strategy needs. (At ``p``'s own
+nodes the rows would need weight ``pi_i(h) / (q_i(h) pi_-i(h))``, unbounded as ``pi_-i`` shrinks.)
+
+External sampling, batched breadth-first. All traversals advance together one decision per
+depth through a node pool of static size ``num_traversals * width``: at ``p``'s nodes every legal
+action becomes a child node in the pool, at the opponent's nodes one action sampled from
+``sigma`` does, chance is sampled by ``step``; children are compacted into the next depth's pool
+with a prefix sum. A reverse sweep computes ``v(h) = sum_a sigma(a) v(ha)`` at ``p``'s nodes and
+stores the regrets ``v(ha) - v(h)`` (unbiased for ``r(h, a)``; ``h`` is reached with
+probability ``pi_-i(h)``, so the per-traversal expected sum at ``I`` is again ``r(I, a)``).
+Strategy samples are taken at the opponent's nodes, where their frequency is the opponent's own
+reach (recording them at ``p``'s nodes would weight by ``pi_-i`` instead, which is biased).
+Cost: one network evaluation (of both players' nets) per pool slot per depth, i.e.
+``max_decisions * num_traversals * width`` evaluations and rows of memory, where ``width`` must
+bound the widest depth of a traverser-expanded tree (Kuhn 2, Leduc ~12); a pool that overflows is
+reported in ``stats["overflow"]`` and the caller raises. The expanded tree grows as the product
+of the traverser's branching, so this suits games with few traverser decisions (poker), not
+Lost Cities, where outcome sampling is used.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Literal
+
+import jax
+import jax.numpy as jnp
+
+from lostcities.api import Game
+from lostcities.deep_cfr.networks import NetSpec
+from lostcities.deep_cfr.regret import Fallback, masked_softmax, regret_matching
+
+__all__ = ["Params", "TraversalSpec", "external_sampling", "node_strategy", "outcome_sampling"]
+
+Params = tuple  # (traverser advantage-net params, opponent net params)
+
+
+@dataclasses.dataclass(frozen=True)
+class TraversalSpec:
+    """Static settings of a traversal (hashable: a static jit argument)."""
+
+    game: Game
+    net: NetSpec
+    fallback: Fallback = "argmax"
+    exploration: float = 0.6  # outcome sampling: mass of the uniform part of the traverser's q
+    width: int = 16  # external sampling: pool slots per traversal
+    opponent: Literal["advantage", "average"] = "advantage"  # what the opponent's net outputs
+    opponent_net: NetSpec | None = None  # defaults to ``net``
+
+    def __post_init__(self) -> None:
+        if self.opponent_net is None:
+            object.__setattr__(self, "opponent_net", self.net)
+
+
+def node_strategy(spec: TraversalSpec, params: Params, state, traverser) -> tuple[jax.Array, ...]:
+    """(player, observation, mask, strategy) at ``state`` for its acting player.
+
+    ``params = (traverser's advantage net, opponent's net)``; the traverser plays regret matching
+    on its advantages, the opponent too (``spec.opponent == "advantage"``) or the softmax of an
+    average-strategy net over the legal actions (``"average"``).
+    """
+    game = spec.game
+    p = game.current_player(state)
+    obs = game.observation(state, p)
+    mask = game.legal_action_mask(state)
+    own = regret_matching(spec.net.apply(params[0], obs), mask, spec.fallback)
+    if spec.opponent == "average":
+        other = masked_softmax(spec.opponent_net.apply(params[1], obs), mask)
+    else:
+        other = regret_matching(spec.opponent_net.apply(params[1], obs), mask, spec.fallback)
+    return p, obs, mask, jnp.where(p == traverser, own, other)
+
+
+def _log(p: jax.Array) -> jax.Array:
+    return jnp.where(p > 0, jnp.log(jnp.maximum(p, 1e-38)), -jnp.inf)
+
+
+def _rows(obs, mask, target, weight, valid) -> dict[str, jax.Array]:
+    lead = valid.shape
+    n = 1
+    for d in lead:
+        n *= d
+    return {
+        "obs": obs.reshape(n, -1), "mask": mask.reshape(n, -1), "target": target.reshape(n, -1),
+        "weight": weight.reshape(n).astype(jnp.float32), "valid": valid.reshape(n),
+    }
+
+
+def outcome_sampling(spec: TraversalSpec, params: Params, key: jax.Array, traverser: int | jax.Array,
+                     iteration: jax.Array, num_traversals: int) -> tuple[dict, dict, dict]:
+    """``num_traversals`` outcome-sampling traversals; (advantage rows, strategy rows, stats)."""
+    game, eps = spec.game, spec.exploration
+
+    def one(k: jax.Array):
+        k_init, k_play = jax.random.split(k)
+
+        def body(state, kk):
+            k_a, k_c = jax.random.split(kk)
+            active = ~game.terminal(state)
+            p, obs, mask, sigma = node_strategy(spec, params, state, traverser)
+            is_trav = p == traverser
+            uniform = mask / jnp.maximum(mask.sum(), 1)
+            q = jnp.where(is_trav, eps * uniform + (1 - eps) * sigma, sigma)
+            a = jax.random.categorical(k_a, _log(q)).astype(jnp.int32)
+            rec = {"obs": obs, "mask": mask, "sigma": sigma, "a": a, "qa": q[a], "sa": sigma[a],
+                   "trav": is_trav & active, "opp": ~is_trav & active}
+            return game.step(state, a, k_c), rec
+
+        final, rec = jax.lax.scan(body, game.init(k_init), jax.random.split(k_play, game.max_decisions))
+        u = game.returns(final)[traverser]
+        qs = jnp.where(rec["trav"], rec["qa"], 1.0)
+        ss = jnp.where(rec["trav"], rec["sa"], 1.0)
+        q_before = jnp.cumprod(jnp.concatenate([jnp.ones(1), qs[:-1]]))
+        tail_after = jnp.cumprod(jnp.concatenate([ss[1:], jnp.ones(1)])[::-1])[::-1]
+        scale = u * tail_after / jnp.prod(qs)
+        onehot = jax.nn.one_hot(rec["a"], game.num_actions)
+        regret = scale[:, None] * (onehot - rec["sa"][:, None])
+        regret = jnp.where(rec["mask"], regret, 0.0)
+        return rec, regret, 1.0 / q_before, final
+
+    rec, regret, inv_q, final = jax.vmap(one)(jax.random.split(key, num_traversals))
+    t = jnp.asarray(iteration, jnp.float32)
+    adv = _rows(rec["obs"], rec["mask"], regret, jnp.full(rec["trav"].shape, t), rec["trav"])
+    strat = _rows(rec["obs"], rec["mask"], rec["sigma"], t * inv_q, rec["opp"])
+    stats = {"nodes": (rec["trav"] | rec["opp"]).sum(), "overflow": jnp.int32(0),
+             "terminal": jax.vmap(game.terminal)(final).all()}
+    return adv, strat, stats
+
+
+def external_sampling(spec: TraversalSpec, params: Params, key: jax.Array, traverser: int | jax.Array,
+                      iteration: jax.Array, num_traversals: int) -> tuple[dict, dict, dict]:
+    """``num_traversals`` external-sampling traversals (breadth-first pool); (adv, strategy rows, stats)."""
+    game = spec.game
+    num_a = game.num_actions
+    size = num_traversals * spec.width
+    k_init, k_play = jax.random.split(key)
+    roots = jax.vmap(game.init)(jax.random.split(k_init, num_traversals))
+    pad = jnp.minimum(jnp.arange(size), num_traversals - 1)
+    states = jax.tree.map(lambda x: x[pad], roots)
+    valid = jnp.arange(size) < num_traversals
+    keys = jax.random.split(k_play, size)
+
+    def expand(carry, _):
+        states, valid, keys, overflow = carry
+        term = jax.vmap(game.terminal)(states)
+        live = valid & ~term
+        p, obs, mask, sigma = jax.vmap(lambda s: node_strategy(spec, params, s, traverser))(states)
+        is_trav = p == traverser
+        u = jax.vmap(game.returns)(states)[:, traverser]
+        split = jax.vmap(lambda k: jax.random.split(k, 3))(keys)
+        sampled = jax.vmap(jax.random.categorical)(split[:, 0], _log(sigma))
+        one = jax.nn.one_hot(sampled, num_a, dtype=bool)
+        cand = (live[:, None] & jnp.where(is_trav[:, None], mask, one)).reshape(-1)
+        pos = jnp.cumsum(cand) - 1
+        total = cand.sum()
+        dest = jnp.where(cand & (pos < size), pos, size)
+        src = jnp.zeros(size, jnp.int32).at[dest].set(jnp.arange(size * num_a, dtype=jnp.int32), mode="drop")
+        parent, action = src // num_a, src % num_a
+        child_valid = jnp.arange(size) < total
+        chance = jax.vmap(jax.random.fold_in)(split[parent, 1], action)
+        children = jax.vmap(game.step)(jax.tree.map(lambda x: x[parent], states), action, chance)
+        child_keys = jax.vmap(jax.random.fold_in)(split[parent, 2], action)
+        rec = {"obs": obs, "mask": mask, "sigma": sigma, "trav": live & is_trav, "opp": live & ~is_trav,
+               "leaf": valid & term, "u": u, "parent": parent, "action": action, "child_valid": child_valid}
+        return (children, child_valid, child_keys, overflow + jnp.maximum(total - size, 0)), rec
+
+    (last, last_valid, _, overflow), rec = jax.lax.scan(
+        expand, (states, valid, keys, jnp.int32(0)), None, length=game.max_decisions)
+    last_term = jax.vmap(game.terminal)(last)
+    unfinished = (last_valid & ~last_term).sum()
+    v_last = jnp.where(last_valid & last_term, jax.vmap(game.returns)(last)[:, traverser], 0.0)
+
+    def back(v_next, r):
+        dest = jnp.where(r["child_valid"], r["parent"], size)
+        vc = jnp.zeros((size, num_a)).at[dest, r["action"]].set(v_next, mode="drop")
+        v = jnp.where(r["trav"], (r["sigma"] * vc).sum(-1), vc.sum(-1))
+        v = jnp.where(r["leaf"], r["u"], jnp.where(r["trav"] | r["opp"], v, 0.0))
+        regret = jnp.where(r["mask"] & r["trav"][:, None], vc - v[:, None], 0.0)
+        return v, regret
+
+    _, regret = jax.lax.scan(back, v_last, rec, reverse=True)
+    t = jnp.asarray(iteration, jnp.float32)
+    ones = jnp.ones(rec["trav"].shape)
+    adv = _rows(rec["obs"], rec["mask"], regret, t * ones, rec["trav"])
+    strat = _rows(rec["obs"], rec["mask"], rec["sigma"], t * ones, rec["opp"])
+    stats = {"nodes": (rec["trav"] | rec["opp"]).sum(), "overflow": overflow + unfinished,
+             "terminal": unfinished == 0}
+    return adv, strat, stats
