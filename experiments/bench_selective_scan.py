@@ -1,0 +1,251 @@
+"""Benchmark of the selective scan: fused custom call (ffi) against the pure-JAX references.
+
+    python -m experiments.bench_selective_scan --shapes='1,512,768,16;8,2048,1536,16' \\
+        --dtypes=float32,bfloat16 --json_out=results/bench.json
+
+For each shape (batch, length, channels, state), dtype, impl and pass it reports the
+median time of the jitted forward ("fwd") and of forward + backward ("fwd_bwd": jax.grad
+of the sum of the outputs with respect to every input), warmed up and blocked until
+ready; the ratio against ffi (>1: ffi is faster); effective GB/s (bytes of the jitted
+function's arguments and results / time); and the compiled temporary memory from the
+executable's memory analysis. The workload is Mamba's: D skip, z gate, delta_bias and
+softplus (``--no-with_z`` drops the gate).
+
+Default shapes are chosen to finish in a few minutes on a 2-core CPU: 1,512,768,16 (the
+speed target) and 1,8192,64,16 (length 8192, the memory target). 8,2048,1536,16 takes
+far longer with the pure-JAX references on a CPU; it is the GPU bandwidth shape
+(see experiments/gpu_check.sh, which also passes ``--copy_mb`` to measure the device's
+copy bandwidth). An impl that cannot run (no native library for the platform, or out
+of memory) is reported as skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from typing import Any, Literal
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from tqdm import tqdm
+
+from experiments.launcher import launch
+
+Impl = Literal["ffi", "scan", "associative"]
+Pass = Literal["fwd", "fwd_bwd"]
+Shape = tuple[int, int, int, int]
+
+
+@dataclasses.dataclass(frozen=True)
+class BenchConfig:
+    """What to measure. ``shapes``: ';'-separated batch,length,channels,state."""
+
+    shapes: str = "1,512,768,16;1,8192,64,16"
+    dtypes: tuple[Literal["float32", "bfloat16"], ...] = ("float32", "bfloat16")
+    impls: tuple[Impl, ...] = ("ffi", "scan", "associative")
+    passes: tuple[Pass, ...] = ("fwd", "fwd_bwd")
+    repeats: int = 5  # timed calls per measurement (the median is reported)
+    warmup: int = 1  # untimed calls after compilation
+    with_z: bool = True  # include the silu(z) gate
+    platform: str = ""  # JAX platform to run on ("cpu", "cuda"); empty: JAX's default
+    copy_mb: int = 0  # if > 0, also measure device copy bandwidth on an array of this many MiB
+    seed: int = 0
+
+
+PRESETS = {
+    "smoke": {"shapes": "1,64,32,4", "repeats": 2},
+    "gpu": {"shapes": "1,512,768,16;8,2048,1536,16", "repeats": 20, "warmup": 3, "copy_mb": 2048},
+}
+
+
+def parse_shapes(text: str) -> list[Shape]:
+    """'1,512,768,16;8,2048,1536,16' -> [(1, 512, 768, 16), (8, 2048, 1536, 16)]."""
+    shapes = []
+    for part in filter(None, (p.strip() for p in text.split(";"))):
+        try:
+            dims = tuple(int(v) for v in part.split(","))
+        except ValueError:
+            dims = ()
+        if len(dims) != 4 or min(dims) < 1:
+            raise ValueError(f"--shapes: {part!r} is not batch,length,channels,state (4 positive integers)")
+        shapes.append(dims)
+    if not shapes:
+        raise ValueError("--shapes: no shape given")
+    return shapes
+
+
+def make_inputs(shape: Shape, dtype: str, with_z: bool, seed: int) -> dict[str, jax.Array]:
+    """Mamba-like random operands: stable A < 0, delta around softplus's knee."""
+    batch, length, channels, state = shape
+    rng = np.random.default_rng(seed)
+
+    def arr(*dims: int, scale: float = 1.0, dt: str = dtype) -> jax.Array:
+        return jnp.asarray(rng.standard_normal(dims, np.float32) * scale, dtype=dt)
+
+    inputs = {
+        "u": arr(batch, length, channels),
+        "delta": arr(batch, length, channels, scale=0.5),
+        "A": -jnp.exp(arr(channels, state, scale=0.5, dt="float32")),
+        "B": arr(batch, length, state),
+        "C": arr(batch, length, state),
+        "D": arr(channels, dt="float32"),
+        "delta_bias": arr(channels, scale=0.1, dt="float32"),
+    }
+    if with_z:
+        inputs["z"] = arr(batch, length, channels)
+    return inputs
+
+
+def make_fn(impl: str, pass_: str) -> Callable[..., Any]:
+    """The jitted-to-be function of the inputs dict for one impl and pass."""
+    from xla_ffi import selective_scan
+
+    def forward(inputs: dict[str, jax.Array]) -> jax.Array:
+        return selective_scan(**inputs, delta_softplus=True, impl=impl)
+
+    if pass_ == "fwd":
+        return forward
+
+    def loss(inputs: dict[str, jax.Array]) -> jax.Array:
+        return jnp.sum(forward(inputs).astype(jnp.float32))
+
+    return jax.grad(loss)
+
+
+def nbytes(tree: Any) -> int:
+    return sum(int(np.prod(x.shape)) * jnp.dtype(x.dtype).itemsize for x in jax.tree.leaves(tree))
+
+
+def time_calls(fn: Callable[[], Any], warmup: int, repeats: int) -> float:
+    """Median wall time of ``fn()`` in milliseconds, each call blocked until ready."""
+    for _ in range(warmup):
+        jax.block_until_ready(fn())
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        jax.block_until_ready(fn())
+        times.append(time.perf_counter() - start)
+    return 1e3 * statistics.median(times)
+
+
+def ffi_unavailable_reason() -> str | None:
+    """Why the fused custom call cannot run on the default backend, or None if it can."""
+    from xla_ffi import ffi
+
+    try:
+        ffi.ensure_registered(jax.default_backend())
+    except ffi.LibraryNotFoundError as err:
+        return str(err)
+    return None
+
+
+def measure(inputs: dict[str, jax.Array], impl: str, pass_: str, cfg: BenchConfig) -> dict[str, Any]:
+    """Compile, read the memory analysis, warm up and time one (impl, pass)."""
+    compiled = jax.jit(make_fn(impl, pass_)).lower(inputs).compile()
+    memory = compiled.memory_analysis()
+    out_shapes = jax.eval_shape(make_fn(impl, pass_), inputs)
+    median_ms = time_calls(lambda: compiled(inputs), cfg.warmup, cfg.repeats)
+    return {
+        "median_ms": median_ms,
+        "gb_per_s": (nbytes(inputs) + nbytes(out_shapes)) / (median_ms * 1e-3) / 1e9,
+        "temp_bytes": None if memory is None else int(memory.temp_size_in_bytes),
+    }
+
+
+def copy_bandwidth_gb_per_s(mib: int, cfg: BenchConfig) -> float:
+    """Device bandwidth of a jitted elementwise copy (read + write) of a ``mib`` MiB array."""
+    x = jnp.ones((mib * 2**20 // 4,), jnp.float32)
+    copy = jax.jit(lambda a: a * 2.0).lower(x).compile()
+    median_ms = time_calls(lambda: copy(x), max(cfg.warmup, 1), max(cfg.repeats, 5))
+    return 2 * x.nbytes / (median_ms * 1e-3) / 1e9
+
+
+def machine() -> dict[str, Any]:
+    devices = jax.devices()
+    return {
+        "host": platform.node(),
+        "processor": platform.processor() or platform.machine(),
+        "python": sys.version.split()[0],
+        "jax": jax.__version__,
+        "backend": jax.default_backend(),
+        "devices": [d.device_kind for d in devices],
+    }
+
+
+def add_ratios(results: list[dict[str, Any]]) -> None:
+    """ratio_vs_ffi = median_ms / median_ms of ffi for the same shape, dtype and pass."""
+    def key(r: dict[str, Any]) -> tuple:
+        return tuple(r["shape"]), r["dtype"], r["pass"]
+
+    ffi_ms = {key(r): r["median_ms"] for r in results if r["impl"] == "ffi"}
+    for r in results:
+        base = ffi_ms.get(key(r))
+        r["ratio_vs_ffi"] = r["median_ms"] / base if base and r["median_ms"] else None
+
+
+def format_table(results: list[dict[str, Any]]) -> str:
+    def num(v: float | None, fmt: str) -> str:
+        return "-" if v is None else format(v, fmt)
+
+    header = (f"{'shape':>18} {'dtype':>8} {'pass':>7} {'impl':>11} {'ms':>10} {'vs ffi':>7} {'GB/s':>7} "
+              f"{'temp MiB':>9}")
+    lines = [header, "-" * len(header)]
+    for r in results:
+        shape = ",".join(map(str, r["shape"]))
+        row = f"{shape:>18} {r['dtype']:>8} {r['pass']:>7} {r['impl']:>11} "
+        if r.get("skipped"):
+            lines.append(row + f"skipped: {r['skipped']}")
+            continue
+        temp = None if r["temp_bytes"] is None else r["temp_bytes"] / 2**20
+        lines.append(row + f"{num(r['median_ms'], '10.3f')} {num(r['ratio_vs_ffi'], '7.2f')} "
+                     f"{num(r['gb_per_s'], '7.2f')} {num(temp, '9.1f')}")
+    return "\n".join(lines)
+
+
+def main(cfg: BenchConfig) -> dict[str, Any]:
+    shapes = parse_shapes(cfg.shapes)
+    if cfg.platform:
+        jax.config.update("jax_platforms", cfg.platform)
+    ffi_reason = ffi_unavailable_reason() if "ffi" in cfg.impls else None
+    jobs = [(s, d, i, p) for s in shapes for d in cfg.dtypes for i in cfg.impls for p in cfg.passes]
+    results = []
+    inputs_key, inputs = None, {}
+    for shape, dtype, impl, pass_ in tqdm(jobs, desc="selective scan", unit="run", file=sys.stderr):
+        if (shape, dtype) != inputs_key:
+            inputs_key, inputs = (shape, dtype), make_inputs(shape, dtype, cfg.with_z, cfg.seed)
+        row: dict[str, Any] = {"shape": list(shape), "dtype": dtype, "impl": impl, "pass": pass_,
+                               "median_ms": None, "gb_per_s": None, "temp_bytes": None, "skipped": None}
+        if impl == "ffi" and ffi_reason:
+            row["skipped"] = ffi_reason
+        else:
+            try:
+                row.update(measure(inputs, impl, pass_, cfg))
+            except jax.errors.JaxRuntimeError as err:  # e.g. out of device memory
+                row["skipped"] = f"{type(err).__name__}: {str(err).splitlines()[0][:200]}"
+        results.append(row)
+    add_ratios(results)
+    report: dict[str, Any] = {
+        "results": results,
+        "machine": machine(),
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "config": cfg,
+    }
+    if cfg.copy_mb > 0:
+        copy = copy_bandwidth_gb_per_s(cfg.copy_mb, cfg)
+        report["copy_gb_per_s"] = copy
+        for r in results:
+            r["fraction_of_copy_bw"] = None if r["gb_per_s"] is None else r["gb_per_s"] / copy
+    print(format_table(results))
+    if "copy_gb_per_s" in report:
+        print(f"device copy bandwidth ({cfg.copy_mb} MiB, read + write): {report['copy_gb_per_s']:.1f} GB/s")
+    return report
+
+
+if __name__ == "__main__":
+    launch(main, BenchConfig(), presets=PRESETS)
