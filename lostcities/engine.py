@@ -128,7 +128,9 @@ def step(state: State, action: jax.Array, key: jax.Array | None = None, variant:
     del key  # the deal in init is the only chance event
     t = _tables(variant)
     n, c, k = variant.num_cards, variant.num_colours, variant.cards_per_colour
-    a = jnp.asarray(action, jnp.int32)
+    # The barrier keeps XLA from fusing the action's producer (e.g. a policy) into every per-card
+    # update below, which would recompute it once per card.
+    a = jax.lax.optimization_barrier(jnp.asarray(action, jnp.int32))
     live = ~state.done
     first = (state.phase == 0) & live
     second = (state.phase == 1) & live
@@ -139,6 +141,7 @@ def step(state: State, action: jax.Array, key: jax.Array | None = None, variant:
     discard = first & (a >= n)
     play = first & (a < n)
     card_colour = card // k
+    card_rank = jnp.sum(jnp.where(cards == card, t["rank"], 0), dtype=jnp.int8)  # a sum: gathers are slow
     # Phase 1: the deck's top card or a pile's top card goes to the hand.
     source = a - 2 * n  # 0: deck, 1 + j: pile j
     from_deck = second & (source == 0)
@@ -161,7 +164,7 @@ def step(state: State, action: jax.Array, key: jax.Array | None = None, variant:
         public=jnp.where(moved, from_pile, state.public),
         deck_top=deck_top,
         pile_size=state.pile_size + pile_delta.astype(jnp.int8) - pile_take.astype(jnp.int8),
-        exp_top=jnp.where(own_row, jnp.asarray(t["rank"])[card], state.exp_top),
+        exp_top=jnp.where(own_row, card_rank, state.exp_top),
         player=jnp.where(second, 1 - state.player, state.player).astype(jnp.int8),
         phase=jnp.where(live, 1 - state.phase, state.phase).astype(jnp.int8),
         discarded=jnp.where(discard, card_colour, -1).astype(jnp.int8),

@@ -1,0 +1,108 @@
+"""Random-play speed of the JAX Lost Cities engine (batched with vmap) vs the plain-Python reference.
+
+Both are measured side by side in one run. A step is one decision applied to a live game (steps
+on finished games are not counted). The JAX timing covers a jitted ``lax.scan`` of ``scan_steps``
+random decisions (legal-action mask, uniform choice, step) over a batch of fresh deals.
+
+    python -m experiments.bench_lostcities --json_out=/tmp/bench_lc.json
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import random
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from tqdm import tqdm
+
+from experiments.launcher import launch
+from lostcities import engine
+from lostcities.api import choose_legal
+from lostcities.reference import ReferenceGame
+from lostcities.variants import Variant, get_variant
+
+
+@dataclasses.dataclass(frozen=True)
+class BenchConfig:
+    variant: str = "classic"
+    batch_sizes: tuple[int, ...] = (1, 16, 256, 1024, 4096, 16384)
+    scan_steps: int = 200  # decisions per timed call (random classic games last ~290)
+    repeats: int = 3  # timed calls per batch size; the best is kept
+    reference_seconds: float = 3.0  # wall time spent playing reference games
+    seed: int = 0
+
+
+@functools.partial(jax.jit, static_argnums=(2, 3))
+def _random_play(states: engine.State, key: jax.Array, variant: Variant, steps: int):
+    """``steps`` uniformly random decisions on every game of the batch; (final states, live steps)."""
+    mask_fn = jax.vmap(functools.partial(engine.legal_action_mask, variant=variant))
+    step_fn = jax.vmap(functools.partial(engine.step, key=None, variant=variant))
+
+    def body(carry, k):
+        states, count = carry
+        mask = mask_fn(states)
+        actions = jax.vmap(choose_legal)(jax.random.uniform(k, mask.shape[:1]), mask)
+        count += jnp.sum(~states.done, dtype=jnp.int32)
+        return (step_fn(states, actions), count), None
+
+    (states, count), _ = jax.lax.scan(body, (states, jnp.int32(0)), jax.random.split(key, steps))
+    return states, count
+
+
+def bench_engine(variant: Variant, batch: int, steps: int, repeats: int, seed: int) -> float:
+    """Best live decisions per second over ``repeats`` timed calls at batch size ``batch``."""
+    init = jax.jit(jax.vmap(functools.partial(engine.init, variant=variant)))
+    best = 0.0
+    for r in range(repeats + 1):  # the first call compiles and is not timed
+        states = jax.block_until_ready(init(jax.random.split(jax.random.key(seed + r), batch)))
+        start = time.perf_counter()
+        _, count = jax.block_until_ready(_random_play(states, jax.random.key(r), variant, steps))
+        elapsed = time.perf_counter() - start
+        if r:
+            best = max(best, int(count) / elapsed)
+    return best
+
+
+def bench_reference(variant: Variant, seconds: float, seed: int) -> float:
+    """Decisions per second of uniformly random games on the reference engine."""
+    rng = random.Random(seed)
+    steps, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        game = ReferenceGame.shuffled(variant, rng)
+        while not game.over:
+            game.apply(rng.choice(game.legal_actions()))
+            steps += 1
+    return steps / (time.perf_counter() - start)
+
+
+def main(cfg: BenchConfig) -> dict:
+    variant = get_variant(cfg.variant)
+    per_batch = {}
+    for batch in tqdm(cfg.batch_sizes, desc="batch sizes"):
+        per_batch[batch] = bench_engine(variant, batch, cfg.scan_steps, cfg.repeats, cfg.seed)
+    reference = bench_reference(variant, cfg.reference_seconds, cfg.seed)
+    best_batch = max(per_batch, key=per_batch.get)
+    result = {
+        "variant": cfg.variant,
+        "device": str(jax.devices()[0]),
+        "steps_per_s_by_batch": {str(b): round(v) for b, v in per_batch.items()},
+        "best_batch_size": best_batch,
+        "batched_steps_per_s": round(per_batch[best_batch]),
+        "reference_steps_per_s": round(reference),
+        "speedup_vs_reference": float(np.round(per_batch[best_batch] / reference, 1)),
+    }
+    for b, v in per_batch.items():
+        print(f"batch {b:6d}: {v:14,.0f} steps/s")
+    print(f"reference   : {reference:14,.0f} steps/s")
+    print(f"best {result['batched_steps_per_s']:,} steps/s at batch {best_batch}: "
+          f"{result['speedup_vs_reference']}x the reference")
+    return result
+
+
+if __name__ == "__main__":
+    launch(main, BenchConfig(), presets={"smoke": {"batch_sizes": (1, 64), "scan_steps": 20, "repeats": 1,
+                                                   "reference_seconds": 0.2}})
