@@ -118,7 +118,8 @@ def _write_plots(run: RunDir, summary: dict[str, Any]) -> None:
 def _open_run(cfg: TrainConfig) -> tuple[RunDir, TrainConfig]:
     if cfg.resume:
         run, saved = RunDir.resume(cfg.resume, TrainConfig)
-        return run, dataclasses.replace(saved, run_dir=str(run.path), progress=cfg.progress)
+        return run, dataclasses.replace(saved, run_dir=str(run.path), resume=str(run.path),
+                                        progress=cfg.progress)
     cfg = resolve_config(cfg)
     return RunDir.create(cfg.run_dir, cfg), cfg
 

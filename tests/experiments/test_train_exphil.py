@@ -1,0 +1,115 @@
+"""train_exphil / eval_exphil end to end on a real replay: SIGKILL mid-run, ``--resume`` alone,
+bitwise equality with an uninterrupted run, the run folder's contents, and evaluation."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import jax
+import numpy as np
+import pytest
+from absl import flags
+
+from experiments import launcher, train_exphil
+from experiments.eval_exphil import EvalConfig, evaluate_run
+from exphil.models import PolicyConfig
+from exphil.train import TrainConfig, load_trained, train
+from runkit import RunDir, read_metrics
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURE = "exphil_fox_multishine_closed.slp"
+
+
+@pytest.fixture
+def fixture_slp() -> Path:
+    """The multishine fixture replay ($EXPHIL_REPLAY_DIR or ../shared/data/slp); skip where absent."""
+    folder = Path(os.environ.get("EXPHIL_REPLAY_DIR", REPO.parent / "shared" / "data" / "slp"))
+    if not (folder / FIXTURE).is_file():
+        pytest.skip(f"{FIXTURE} not found in {folder} (set EXPHIL_REPLAY_DIR)")
+    return folder / FIXTURE
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "experiments.train_exphil", *args]
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "JAX_PLATFORMS": "cpu", "PYTHONPATH": str(REPO)}
+
+
+def _leaves(tree) -> list[np.ndarray]:
+    return [np.asarray(jax.random.key_data(x) if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key) else x)
+            for x in jax.tree.leaves(tree)]
+
+
+def test_killed_run_resumed_with_resume_alone_matches_uninterrupted_run(tmp_path, fixture_slp):
+    run = tmp_path / "run"
+    proc = subprocess.Popen(
+        _cli("--preset=smoke", f"--replays={fixture_slp}", f"--run_dir={run}", "--arch=gru",
+             "--steps=150", "--checkpoint_every=10", "--eval_every=1000", "--eval_batches=0",
+             "--windows.val_fraction=0", "--windows.filters.ports=0", "--seed=3", "--noprogress"),
+        cwd=REPO, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 240
+    while not (run / "checkpoints" / "10").is_dir() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGKILL, err[-3000:]
+    _, saved = RunDir.resume(run, TrainConfig)
+    assert saved.policy.arch == "gru" and saved.seed == 3 and saved.windows.seed == 3
+    assert len(saved.stats.pos_weights) == 8 and all(w > 0 for w in saved.stats.pos_weights)
+    assert Path(saved.data).name == "run.dataset"  # built beside the run folder
+
+    done = subprocess.run(_cli(f"--resume={run}"), cwd=REPO, env=_env(), capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+    reference = train(dataclasses.replace(saved, run_dir=str(tmp_path / "ref"), progress=False))
+    assert reference["steps"] == 150
+    resumed, step = load_trained(run)
+    uninterrupted, ref_step = load_trained(tmp_path / "ref")
+    assert step == ref_step == 150
+    for a, b in zip(_leaves(resumed.state), _leaves(uninterrupted.state), strict=True):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+
+    rows = [r for r in read_metrics(run / "metrics.jsonl") if "loss" in r]
+    ref_rows = [r for r in read_metrics(tmp_path / "ref" / "metrics.jsonl") if "loss" in r]
+    assert [r["step"] for r in rows] == [r["step"] for r in ref_rows] == list(range(5, 151, 5))
+    assert [r["loss"] for r in rows] == [r["loss"] for r in ref_rows]
+    assert all((run / "plots" / f).stat().st_size > 0 for f in ("loss.png", "press_rates.png"))
+
+    # Evaluating the saved checkpoint on the same frames reproduces the last in-run evaluation.
+    result = evaluate_run(EvalConfig(run_dir=str(run), data=saved.data))
+    final = [r for r in read_metrics(run / "metrics.jsonl") if "val/loss" in r][-1]
+    assert result["step"] == 150 and 0.0 <= result["agreement_bx"] <= 1.0
+    np.testing.assert_allclose(result["loss"], final["val/loss"], rtol=1e-5)
+    np.testing.assert_allclose(result["agreement_bx"], final["val/agreement_bx"], rtol=1e-6)
+
+
+def test_arch_alias_and_preset_precedence():
+    fv = flags.FlagValues()
+    names = launcher.define_config_flags(TrainConfig(), fv)
+    launcher.define_launcher_flags(train_exphil.PRESETS, fv)
+    fv(train_exphil.expand_aliases(["prog", "--preset=multishine", "--arch=lstm", "--windows.delay=1"]))
+    cfg = launcher.resolve_config(TrainConfig(), train_exphil.PRESETS, names, fv)
+    assert cfg.policy.arch == "lstm"  # an explicit flag beats the preset
+    assert cfg.windows.delay == 1 and cfg.windows.window == 16 and cfg.policy.hidden == 256
+
+
+def test_eval_reports_a_missing_checkpoint(tmp_path):
+    RunDir.create(tmp_path / "r", TrainConfig(policy=PolicyConfig(hidden=8)))
+    with pytest.raises(FileNotFoundError, match="no checkpoint"):
+        evaluate_run(EvalConfig(run_dir=str(tmp_path / "r"), data=str(tmp_path)))
+
+
+def test_config_json_is_plain_json(tmp_path):
+    RunDir.create(tmp_path / "r", TrainConfig())
+    data = json.loads((tmp_path / "r" / "config.json").read_text())
+    assert data["policy"]["arch"] == "gru" and data["windows"]["filters"]["ports"] == []
