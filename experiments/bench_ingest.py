@@ -20,6 +20,7 @@ Reports (frames are stored frames; window frames are batch rows x window length)
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import multiprocessing
 import tempfile
 import time
@@ -80,14 +81,28 @@ def _ingest(replays: Path, work: Path, workers: int, repeats: int) -> tuple[dict
             rows = pool.starmap(ingest_file, [(f, str(out)) for f in files], chunksize=1)
             warm.append(sum(row.get("frames") or 0 for row in rows) / (time.perf_counter() - t))
     results["ingest_frames_per_s_warm"] = max(warm)
-    single = []
-    for r in range(repeats):
-        out = work / f"single{r}"
-        t = time.perf_counter()
-        rows = [ingest_file(f, out) for f in files]
-        single.append(sum(row.get("frames") or 0 for row in rows) / (time.perf_counter() - t))
-    results["ingest_frames_per_s_per_worker"] = max(single)
+    fresh = itertools.count()  # a new dataset folder per call, so no table is found already written
+    single = _per_file_best(files, {"ingest": lambda f: ingest_file(f, work / f"single{next(fresh)}")},
+                            repeats)["ingest"]
+    frames = sum(r.get("frames") or 0 for r in read_manifest(work / "ingest0").to_pylist())
+    results["ingest_frames_per_s_per_worker"] = frames / single
     return results, work / "ingest0"
+
+
+def _per_file_best(items: list[Any], paths: dict[str, Any], repeats: int) -> dict[str, float]:
+    """Seconds per path summed over ``items``, each item's time the best of ``repeats``.
+
+    The paths run interleaved item by item, so load from other processes on a shared
+    machine hits them alike, and the per-item minimum drops most of it.
+    """
+    best = {name: [float("inf")] * len(items) for name in paths}
+    for _ in range(repeats):
+        for i, item in enumerate(items):
+            for name, fn in paths.items():
+                t = time.perf_counter()
+                fn(item)
+                best[name][i] = min(best[name][i], time.perf_counter() - t)
+    return {name: sum(v) for name, v in best.items()}
 
 
 def _cached_vs_reparse(data: Path, repeats: int) -> dict[str, float]:
@@ -96,15 +111,15 @@ def _cached_vs_reparse(data: Path, repeats: int) -> dict[str, float]:
     spec = EmbeddingSpec()
     rows = [r for r in read_manifest(data).to_pylist() if r["status"] == "ok"]
     frames = sum(r["frames"] for r in rows)
-    paths = {
-        "cached_load": lambda: [read_table(data / r["table"]) for r in rows],
-        "reparse": lambda: [parse_replay(r["path"]) for r in rows],
-        "cached_inputs": lambda: [load_features(data / r["table"], 0, spec) for r in rows],
-        "reparse_inputs": lambda: [replay_features(parse_replay(r["path"]).table, 0, spec) for r in rows],
-    }
-    out = {f"{name}_frames_per_s": _best_rate(frames, fn, repeats) for name, fn in paths.items()}
-    out["cached_load_speedup"] = out["cached_load_frames_per_s"] / out["reparse_frames_per_s"]
-    out["model_input_speedup"] = out["cached_inputs_frames_per_s"] / out["reparse_inputs_frames_per_s"]
+    seconds = _per_file_best(rows, {
+        "cached_load": lambda r: read_table(data / r["table"]),
+        "reparse": lambda r: parse_replay(r["path"]),
+        "cached_inputs": lambda r: load_features(data / r["table"], 0, spec),
+        "reparse_inputs": lambda r: replay_features(parse_replay(r["path"]).table, 0, spec),
+    }, repeats)
+    out = {f"{name}_frames_per_s": frames / t for name, t in seconds.items()}
+    out["cached_load_speedup"] = seconds["reparse"] / seconds["cached_load"]
+    out["model_input_speedup"] = seconds["reparse_inputs"] / seconds["cached_inputs"]
     return out
 
 
