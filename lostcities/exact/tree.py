@@ -158,15 +158,21 @@ def _row_ids(rows: np.ndarray) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=8)
-def build_tree(game: Any, *, max_nodes: int = 5_000_000) -> GameTree:
+def build_tree(game: Any, *, max_nodes: int = 5_000_000, keys: str = "auto") -> GameTree:
     """Enumerate ``game``'s whole tree (cached per game; the game must expose explicit chance).
 
-    Raises ``ValueError`` if the tree grows past ``max_nodes`` nodes.
+    ``keys``: ``"strings"`` (the game's ``info_state_string``), ``"history"`` (perfect-recall
+    observation histories) or ``"auto"`` (strings where the game has them). Raises
+    ``ValueError`` if the tree grows past ``max_nodes`` nodes.
     """
     num_actions, num_players = game.num_actions, game.num_players
     num_deals = game.num_deals
     frontier = jax.tree.map(np.asarray, _chunked(_deal, game, np.arange(num_deals, dtype=np.int32)))
-    has_strings = hasattr(game, "info_state_string")
+    if keys not in ("auto", "strings", "history"):
+        raise ValueError(f"keys must be 'auto', 'strings' or 'history', got {keys!r}")
+    has_strings = hasattr(game, "info_state_string") and keys != "history"
+    if keys == "strings" and not has_strings:
+        raise ValueError(f"{game.name} has no info_state_string; use keys='history'")
 
     depth, player, terminal, returns = [np.array([0])], [np.array([-1])], [np.array([False])], [
         np.zeros((1, num_players), np.float32)]

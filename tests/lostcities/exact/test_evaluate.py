@@ -115,3 +115,14 @@ def test_policy_with_illegal_mass_is_rejected():
     bad = np.tile([0.5, 0.5, 0.0], (len(build_tree(LeducPoker()).node), 1))
     with pytest.raises(ValueError, match="illegal"):
         nash_conv_of(lambda obs, mask: bad[: len(obs)], LeducPoker())
+
+
+def test_history_keys_give_openspiel_information_sets():
+    """Perfect-recall observation histories partition Leduc's histories exactly as the strings do."""
+    by_string = build_tree(LeducPoker())
+    by_history = build_tree(LeducPoker(), keys="history")
+    np.testing.assert_array_equal(by_string.node, by_history.node)
+    pairs = set(zip(by_string.infoset.tolist(), by_history.infoset.tolist(), strict=True))
+    assert len(pairs) == by_string.num_infosets == by_history.num_infosets
+    policy = uniform_policy(by_history)
+    assert nash_conv(by_history, policy) == pytest.approx(nash_conv(by_string, policy), abs=1e-12)
