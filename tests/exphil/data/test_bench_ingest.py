@@ -1,0 +1,27 @@
+"""experiments.bench_ingest runs end to end on a few replays and reports every figure."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from experiments.bench_ingest import BenchConfig, main
+
+
+@pytest.mark.slow
+def test_bench_reports_all_figures(tmp_path, replay_path):
+    folder = tmp_path / "replays"
+    folder.mkdir()
+    for name in ("peppi_joystick_udlr.slp", "peppi_shield_drop.slp", "peppi_corrupt.slp"):
+        (folder / name).symlink_to(replay_path(name))
+    result = main(BenchConfig(replays=str(folder), repeats=1, window_batches=2, gru_steps=0,
+                              work_dir=str(tmp_path)))
+    assert result["frames"] == 258 + 341  # the two readable replays' playable frames
+    figures = ("ingest_frames_per_s", "ingest_frames_per_s_warm", "ingest_frames_per_s_per_worker",
+               "cached_load_frames_per_s", "reparse_frames_per_s", "cached_inputs_frames_per_s",
+               "reparse_inputs_frames_per_s", "cached_load_speedup", "model_input_speedup",
+               "eager_window_frames_per_s", "lazy_window_frames_per_s")
+    for key in figures:
+        assert math.isfinite(result[key]) and result[key] > 0, key
+    assert "gru_step_frames_per_s" not in result  # the comparison was switched off
