@@ -32,6 +32,8 @@ quantised onto the class grid so that live play can feed back its own sampled ac
 
 Categorical inputs (``categorical`` lists (name, vocabulary size) in column order):
 self action, self character, self jumps, self Nana action, the same four for opp, stage.
+IDs beyond a vocabulary are capped to its last entry; Nana's action is 0 while she is
+absent (``nana_present`` tells the two apart).
 
 Missing values. Fields older Slippi versions lack are stored as nulls; features use the
 defaults in ``NULL_DEFAULTS`` (and 0 for any other null), never a crash.
