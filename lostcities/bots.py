@@ -1,0 +1,176 @@
+"""Hand-written Lost Cities bots: vmap-able policies ``(observation, mask, key) -> action``, by name.
+
+Bots read only the observation (see ``lostcities.engine.observation``), so they play any variant.
+
+- ``random``: uniform over the legal actions.
+- ``heuristic``: plans per colour from the observation. It counts cards (a colour's projected
+  value adds the playable cards in hand and, weighted by the chance of drawing them, the unseen
+  ones), opens an expedition only when that projection clears a margin and there are turns left
+  to play it, plays wagers only on strong holdings with enough deck left, plays the lowest useful
+  card (penalising the cards it would skip), discards the cards least useful to itself and to
+  the opponent (dead cards first), and draws a discard only when it fits its own expeditions.
+- ``careful``: the same planner on the cards in hand only, with a larger opening margin and no
+  wagers below a very strong holding; it rarely touches the discard piles.
+- ``greedy``: short-sighted: plays whatever adds to a started expedition, opens on a modest
+  hand, wagers eagerly, discards its lowest card and grabs any playable discard.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from lostcities.api import Policy, sample_legal
+from lostcities.variants import Variant
+
+__all__ = ["BOTS", "PlannerParams", "greedy_policy", "make_bot", "planner_policy", "random_policy"]
+
+
+@dataclasses.dataclass(frozen=True)
+class PlannerParams:
+    """Knobs of the planning bots (``heuristic`` and ``careful``)."""
+
+    count_unseen: bool = True  # add unseen cards to projections, weighted by the chance to draw them
+    open_margin: float = 4.0  # projected expedition value needed to open it
+    wager_margin: float = 8.0  # projected (sum - cost) needed to add a wager
+    wager_min_deck: float = 0.35  # ... and at least this fraction of the post-deal draw pile left
+    play_bonus: float = 2.0  # preference for playing over discarding
+    skip_weight: float = 1.0  # penalty per point of the playable cards a play skips over
+    give_weight: float = 1.0  # penalty per point a discard hands the opponent
+    pile_threshold: float = 5.0  # value a discard-pile card must bring to be drawn over the deck
+
+
+def _tables(variant: Variant) -> dict[str, np.ndarray]:
+    shape = (variant.num_colours, variant.cards_per_colour)
+    cards = range(variant.num_cards)
+    wager = np.array([variant.is_wager(c) for c in cards]).reshape(shape)
+    value = np.array([variant.number(c) for c in cards], np.float32).reshape(shape)
+    rank = np.array([c % variant.cards_per_colour + 1 for c in cards], np.float32).reshape(shape)
+    return {"wager": wager, "value": value, "rank": np.where(wager, 0.0, rank)}
+
+
+def _features(obs: jax.Array, variant: Variant) -> dict[str, jax.Array]:
+    """Per-colour ``[C]`` and per-card ``[C, K]`` facts decoded from one observation."""
+    n, c, k = variant.num_cards, variant.num_colours, variant.cards_per_colour
+    t = _tables(variant)
+    hand, mine, theirs, pile, unseen, _ = obs[:6 * n].reshape(6, c, k)
+    rank, value, wager = t["rank"], t["value"], t["wager"]
+
+    def expedition(cards):
+        top = jnp.max(rank * cards, axis=1)
+        playable = jnp.where(wager, top[:, None] == 0, rank > top[:, None])
+        return {"top": top, "playable": playable, "wagers": jnp.sum(cards * wager, axis=1),
+                "sum": jnp.sum(cards * value, axis=1), "count": jnp.sum(cards, axis=1)}
+
+    deck = obs[6 * n] * variant.deck_after_deal
+    return {"hand": hand > 0.5, "pile_top": pile > 0.99, "unseen": unseen, "deck": deck,
+            "deck_frac": obs[6 * n], "me": expedition(mine), "opp": expedition(theirs),
+            "rank": rank, "value": value, "wager": wager}
+
+
+def _pick(util: jax.Array, mask: jax.Array, key: jax.Array) -> jax.Array:
+    """Best legal action; ties broken at random."""
+    noise = jax.random.uniform(key, util.shape, maxval=1e-3)
+    return jnp.argmax(jnp.where(mask, util + noise, -jnp.inf)).astype(jnp.int32)
+
+
+def _pile_tops(f: dict[str, jax.Array], per_card: jax.Array) -> jax.Array:
+    """``[C]``: ``per_card`` of each discard pile's top card (0 for an empty pile)."""
+    return jnp.sum(jnp.where(f["pile_top"], per_card, 0.0), axis=1)
+
+
+def planner_policy(obs: jax.Array, mask: jax.Array, key: jax.Array, *, variant: Variant,
+                   params: PlannerParams) -> jax.Array:
+    """The planning bot (``heuristic`` / ``careful`` depending on ``params``)."""
+    f = _features(obs, variant)
+    me, opp = f["me"], f["opp"]
+    rank, value, wager, hand = f["rank"], f["value"], f["wager"], f["hand"]
+    cost = variant.expedition_cost
+    unseen_total = jnp.maximum(jnp.sum(f["unseen"]), 1.0)
+    p_get = jnp.clip(0.5 * f["deck"] / unseen_total, 0.0, 1.0) * params.count_unseen
+    turns_left = f["deck"] / 2 + 1
+    started = me["count"] > 0
+
+    reach = me["playable"] & ~wager
+    in_hand = (hand & reach).astype(jnp.float32)
+    likely = in_hand + p_get * f["unseen"] * reach  # chance each playable number card is mine to play
+    exp_sum = me["sum"] + jnp.sum(likely * value, axis=1)
+    exp_count = me["count"] + jnp.sum(likely, axis=1)
+    hand_count = jnp.sum(in_hand, axis=1) + jnp.sum(hand & me["playable"] & wager, axis=1)
+    margin = exp_sum - cost
+    project = margin * (1 + me["wagers"]) + variant.bonus * (exp_count >= variant.bonus_cards)
+    promising = started | (project > params.open_margin)
+
+    # Points (mine to play) a number card would skip: playable cards of its colour ranked below it.
+    below = rank[:, None, :] < rank[:, :, None]  # [C, K (card), K (skipped)]
+    skipped = jnp.sum(below * (likely * value)[:, None, :], axis=2)
+
+    # Phase 0: play.
+    mult = 1 + me["wagers"][:, None]
+    play_started = (value - params.skip_weight * skipped) * mult + params.play_bonus
+    time_ok = hand_count <= turns_left
+    play_open = project[:, None] - params.skip_weight * skipped * mult - params.open_margin
+    play_open = jnp.where(time_ok[:, None], play_open, -50.0)
+    play_number = jnp.where(started[:, None], play_started, play_open)
+    deck_ok = f["deck_frac"] >= params.wager_min_deck
+    play_wager = jnp.where(deck_ok & (margin > params.wager_margin), margin - params.wager_margin, -50.0)
+    play_wager = play_wager[:, None] + jnp.zeros_like(value)
+    play = jnp.where(wager, play_wager, play_number)
+
+    # Phase 0: discard. Keep what I will use; do not feed the opponent's expeditions.
+    keep = jnp.where(me["playable"] & promising[:, None], jnp.where(wager, 10.0, value) * mult, 0.0)
+    opp_weight = jnp.where(opp["count"] > 0, 1 + opp["wagers"], 0.3)[:, None]
+    give = jnp.where(opp["playable"], jnp.where(wager, 5.0, value), 0.0) * opp_weight
+    discard = -keep - params.give_weight * give
+
+    # Phase 1: draw the deck unless a pile's top card fits a promising expedition of mine.
+    use = jnp.where(me["playable"] & promising[:, None] & ~wager,
+                    (value - params.skip_weight * skipped) * mult, 0.0)
+    pile = _pile_tops(f, use) - params.pile_threshold
+    util = jnp.concatenate([play.ravel(), discard.ravel(), jnp.zeros(1), pile])
+    return _pick(util, mask, key)
+
+
+def greedy_policy(obs: jax.Array, mask: jax.Array, key: jax.Array, *, variant: Variant) -> jax.Array:
+    """Short-sighted bot: immediate points, eager openings and wagers, grabs any playable discard."""
+    f = _features(obs, variant)
+    me = f["me"]
+    value, wager, hand = f["value"], f["wager"], f["hand"]
+    hand_sum = jnp.sum(hand * me["playable"] * value, axis=1)
+    started = me["count"] > 0
+    play_number = jnp.where(started[:, None], value + 1.0, hand_sum[:, None] - 10.0 - value)
+    play = jnp.where(wager, jnp.where(hand_sum >= 12, 3.0, -5.0)[:, None], play_number)
+    discard = -value - 3.0 * (me["playable"] & started[:, None])
+    pile = _pile_tops(f, jnp.where(me["playable"] & started[:, None] & ~wager, value, 0.0))
+    util = jnp.concatenate([play.ravel(), discard.ravel(), jnp.full(1, 0.5), pile])
+    return _pick(util, mask, key)
+
+
+def random_policy(obs: jax.Array, mask: jax.Array, key: jax.Array) -> jax.Array:
+    """Uniform over the legal actions."""
+    del obs
+    return sample_legal(key, mask)
+
+
+BOTS: dict[str, Callable[[Variant], Policy]] = {
+    "random": lambda variant: random_policy,
+    "heuristic": lambda variant: functools.partial(planner_policy, variant=variant, params=PlannerParams()),
+    "careful": lambda variant: functools.partial(
+        planner_policy, variant=variant,
+        params=PlannerParams(count_unseen=False, open_margin=8.0, wager_margin=18.0, pile_threshold=8.0)),
+    "greedy": lambda variant: functools.partial(greedy_policy, variant=variant),
+}
+
+
+def make_bot(name: str, variant: Variant) -> Policy:
+    """The bot called ``name`` for ``variant`` (a clear error listing the names otherwise)."""
+    try:
+        factory = BOTS[name]
+    except KeyError:
+        raise ValueError(f"unknown bot {name!r}; choose one of {sorted(BOTS)}") from None
+    return factory(variant)

@@ -1,0 +1,132 @@
+"""Batched head-to-head evaluation of two Lost Cities players, with mirrored deals and intervals.
+
+Every deal is played twice with the seats swapped (each player gets each hand once); the starting
+seat alternates from deal to deal. A player is a bot name (``lostcities.bots.BOTS``) or a run
+folder: for a folder, ``resolve_player`` imports ``lostcities.deep_cfr.player`` and calls its
+``load_player(run_dir, variant) -> Policy`` (the hook a learned agent plugs into).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import math
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from lostcities import engine
+from lostcities.api import Policy
+from lostcities.bots import BOTS, make_bot
+from lostcities.variants import Variant
+
+__all__ = ["PLAYER_LOADER_MODULE", "evaluate", "play_games", "resolve_player", "wilson_interval"]
+
+PLAYER_LOADER_MODULE = "lostcities.deep_cfr.player"
+
+
+def resolve_player(spec: str, variant: Variant) -> Policy:
+    """A bot by name, or the policy stored in run folder ``spec`` (via ``PLAYER_LOADER_MODULE``)."""
+    if spec in BOTS:
+        return make_bot(spec, variant)
+    path = Path(spec)
+    if not path.is_dir():
+        raise ValueError(f"player {spec!r} is neither a bot ({', '.join(sorted(BOTS))}) nor a run folder")
+    try:
+        module = importlib.import_module(PLAYER_LOADER_MODULE)
+    except ModuleNotFoundError as err:
+        raise ValueError(f"{spec}: run folders need {PLAYER_LOADER_MODULE}.load_player, "
+                         f"which is not available ({err})") from err
+    if not hasattr(module, "load_player"):
+        raise ValueError(f"{spec}: {PLAYER_LOADER_MODULE} has no load_player(run_dir, variant)")
+    return module.load_player(path, variant)
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1, 2))
+def play_games(variant: Variant, policy_a: Policy, policy_b: Policy, keys: jax.Array, a_seat: jax.Array,
+               first_player: jax.Array) -> dict[str, jax.Array]:
+    """Play ``B`` games at once: ``keys[B]`` deal, A sits in ``a_seat[B]``, ``first_player[B]`` starts.
+
+    Returns ``scores int32[B, 2]`` (by seat), ``capped bool[B]`` and ``turns int32[B]``.
+    """
+
+    def one(key, seat, first):
+        deal_key, play_key = jax.random.split(key)
+        state = engine.init(deal_key, variant, first)
+
+        def body(carry):
+            state, key = carry
+            key, ka, kb = jax.random.split(key, 3)
+            player = engine.current_player(state)
+            obs = engine.observation(state, player, variant)
+            mask = engine.legal_action_mask(state, variant)
+            action = jnp.where(player == seat, policy_a(obs, mask, ka), policy_b(obs, mask, kb))
+            return engine.step(state, action, None, variant), key
+
+        state, _ = jax.lax.while_loop(lambda c: ~c[0].done, body, (state, play_key))
+        return {"scores": engine.scores(state, variant), "capped": state.capped,
+                "turns": state.turn.astype(jnp.int32)}
+
+    return jax.vmap(one)(keys, a_seat, first_player)
+
+
+def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion."""
+    if n == 0:
+        return 0.0, 1.0
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def _distribution(x: np.ndarray) -> dict[str, Any]:
+    qs = (0.05, 0.25, 0.5, 0.75, 0.95)
+    counts, edges = np.histogram(x, bins=20)
+    return {"mean": float(x.mean()), "std": float(x.std()),
+            "quantiles": {str(q): float(np.quantile(x, q)) for q in qs},
+            "histogram": {"counts": counts.tolist(), "edges": edges.tolist()}}
+
+
+def evaluate(policy_a: Policy, policy_b: Policy, variant: Variant, *, games: int, seed: int = 0,
+             batch_size: int = 1024) -> dict[str, Any]:
+    """Play ``games`` games (rounded up to an even number: deals x 2 seatings) of A against B.
+
+    ``win_rate_a`` counts a tie as half a win; its interval is Wilson's at 95%. The score
+    difference's 95% interval treats each deal (its two mirrored games) as one sample.
+    """
+    deals = max(1, -(-games // 2))
+    deal_keys = jax.random.split(jax.random.key(seed), deals)
+    keys = jnp.repeat(deal_keys, 2, axis=0)
+    a_seat = jnp.tile(jnp.array([0, 1], jnp.int32), deals)
+    first = jnp.repeat(jnp.arange(deals, dtype=jnp.int32) % 2, 2)
+    parts = []
+    for start in range(0, 2 * deals, batch_size):
+        sl = slice(start, start + batch_size)
+        parts.append(jax.device_get(play_games(variant, policy_a, policy_b, keys[sl], a_seat[sl], first[sl])))
+    out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    seat = np.asarray(a_seat)
+    idx = np.arange(2 * deals)
+    score_a = out["scores"][idx, seat]
+    score_b = out["scores"][idx, 1 - seat]
+    diff = (score_a - score_b).astype(np.float64)
+    n = diff.size
+    wins, ties = float(np.sum(diff > 0)), float(np.sum(diff == 0))
+    per_deal = diff.reshape(deals, 2).mean(axis=1)
+    half = 1.96 * per_deal.std(ddof=1) / math.sqrt(deals) if deals > 1 else float("inf")
+    return {
+        "games": n,
+        "variant": variant.name,
+        "win_rate_a": (wins + 0.5 * ties) / n,
+        "win_rate_a_ci95": list(wilson_interval(wins + 0.5 * ties, n)),
+        "wins_a": int(wins), "ties": int(ties), "losses_a": int(n - wins - ties),
+        "score_diff_mean": float(diff.mean()),
+        "score_diff_ci95": [float(diff.mean() - half), float(diff.mean() + half)],
+        "score_a": _distribution(score_a.astype(np.float64)),
+        "score_b": _distribution(score_b.astype(np.float64)),
+        "capped_rate": float(out["capped"].mean()),
+        "mean_turns": float(out["turns"].mean()),
+    }
