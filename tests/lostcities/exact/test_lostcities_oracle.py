@@ -98,5 +98,11 @@ def test_exploitability_of_a_network_style_policy():
     def first_legal(obs, mask):  # always the lowest legal action id: play a card if possible
         return np.eye(mask.shape[1])[np.argmax(mask, axis=1)]
 
-    greedy = exploitability_on_reduced_lostcities(first_legal)
-    assert greedy["nash_conv"] > 0.1
+    def never_play(obs, mask):  # discard whenever there is a choice
+        keep = mask.copy()
+        keep[:, : MICRO.num_cards] = False
+        keep = np.where(keep.any(1, keepdims=True), keep, mask)
+        return keep / keep.sum(1, keepdims=True)
+
+    assert exploitability_on_reduced_lostcities(first_legal)["nash_conv"] > 1.0
+    assert exploitability_on_reduced_lostcities(never_play)["nash_conv"] > 1.0
