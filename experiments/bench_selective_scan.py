@@ -208,6 +208,30 @@ def format_table(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def target_lines(results: list[dict[str, Any]], copy_gb_per_s: float | None = None) -> list[str]:
+    """The figures the targets are stated in, per shape, dtype and pass.
+
+    Speed-up of ffi over the faster reference; at length >= 8192, ffi's temp memory as a
+    share of associative's; with a copy bandwidth, ffi's GB/s as a fraction of it.
+    """
+    ms = {(tuple(r["shape"]), r["dtype"], r["pass"], r["impl"]): r for r in results if r["median_ms"]}
+    lines = []
+    for (shape, dtype, pass_, impl), r in ms.items():
+        if impl != "ffi":
+            continue
+        refs = [ms[k]["median_ms"] for k in ms if k[:3] == (shape, dtype, pass_) and k[3] != "ffi"]
+        where = f"{','.join(map(str, shape))} {dtype} {pass_}"
+        if refs:
+            lines.append(f"{where}: ffi speed-up over the faster reference {min(refs) / r['median_ms']:.2f}x")
+        assoc = ms.get((shape, dtype, pass_, "associative"))
+        if shape[1] >= 8192 and assoc and assoc["temp_bytes"] and r["temp_bytes"] is not None:
+            share = r["temp_bytes"] / assoc["temp_bytes"]
+            lines.append(f"{where}: ffi temp memory {share:.4f} of associative's")
+        if copy_gb_per_s:
+            lines.append(f"{where}: ffi at {r['gb_per_s'] / copy_gb_per_s:.2f} of the copy bandwidth")
+    return lines
+
+
 def main(cfg: BenchConfig) -> dict[str, Any]:
     shapes = parse_shapes(cfg.shapes)
     if cfg.platform:
@@ -244,6 +268,8 @@ def main(cfg: BenchConfig) -> dict[str, Any]:
     print(format_table(results))
     if "copy_gb_per_s" in report:
         print(f"device copy bandwidth ({cfg.copy_mb} MiB, read + write): {report['copy_gb_per_s']:.1f} GB/s")
+    report["targets"] = target_lines(results, report.get("copy_gb_per_s"))
+    print("\n".join(report["targets"]))
     return report
 
 

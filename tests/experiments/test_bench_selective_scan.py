@@ -46,6 +46,22 @@ def test_unavailable_ffi_is_reported_as_skipped(monkeypatch: pytest.MonkeyPatch)
             assert r["skipped"] is None and r["median_ms"] > 0 and r["ratio_vs_ffi"] is None
 
 
+def test_target_lines_by_hand() -> None:
+    def row(length: int, impl: str, ms: float, temp: int) -> dict:
+        return {"shape": [1, length, 4, 2], "dtype": "float32", "pass": "fwd", "impl": impl, "median_ms": ms,
+                "gb_per_s": 100.0 / ms, "temp_bytes": temp}
+
+    rows = [row(8192, "ffi", 2.0, 10), row(8192, "scan", 9.0, 50), row(8192, "associative", 5.0, 1000)]
+    assert bench.target_lines(rows, copy_gb_per_s=200.0) == [
+        "1,8192,4,2 float32 fwd: ffi speed-up over the faster reference 2.50x",
+        "1,8192,4,2 float32 fwd: ffi temp memory 0.0100 of associative's",
+        "1,8192,4,2 float32 fwd: ffi at 0.25 of the copy bandwidth",
+    ]
+    assert bench.target_lines([row(512, "ffi", 2.0, 10), row(512, "associative", 4.0, 99)]) == [
+        "1,512,4,2 float32 fwd: ffi speed-up over the faster reference 2.00x"
+    ]
+
+
 def test_real_impls_agree_on_gradients() -> None:
     """The benchmarked functions compute the same thing for every impl (ffi where it is built)."""
     inputs = bench.make_inputs((1, 16, 8, 2), "float32", True, 0)
