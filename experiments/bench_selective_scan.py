@@ -60,7 +60,7 @@ class BenchConfig:
 
 PRESETS = {
     "smoke": {"shapes": "1,64,32,4", "repeats": 2},
-    "gpu": {"shapes": "1,512,768,16;8,2048,1536,16", "repeats": 20, "warmup": 3, "copy_mb": 2048},
+    "gpu": {"shapes": "1,512,768,16;8,2048,1536,16", "repeats": 10, "warmup": 2, "copy_mb": 2048},
 }
 
 

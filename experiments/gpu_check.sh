@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The one prepared GPU check of the selective-scan custom call (see BUILD.md, "GPU check").
+#
+# For a machine with a CUDA GPU and no network, Python 3.12 with jax 0.11.2 and
+# jax-cuda13-plugin, CMake, scikit-build-core, pytest, absl, tqdm installed. Run from the
+# repository root:
+#     OUT=/tmp/gpu_out bash experiments/gpu_check.sh
+# It builds the package with the CUDA library required, runs the gpu-marked tests, runs
+# the benchmark at 1,512,768,16 and 8,2048,1536,16 for float32 and bfloat16 and measures
+# the device copy bandwidth (a jitted copy of a 2 GiB array) in the same process, so the
+# "half of copy bandwidth" target can be judged. Everything lands in $OUT (six files):
+#   env.txt         GPU, driver, nvcc, Python and JAX versions
+#   build.log       pip install output and the registered handler platforms
+#   pytest_gpu.log  the gpu-marked tests
+#   bench.log       the benchmark's table and target figures
+#   bench.json      the benchmark's results (copy_gb_per_s, fraction_of_copy_bw per row)
+#   steps.log       each step's exit status and duration
+# Each step has its own time limit (570 s together, under one device command's 600 s), and
+# a failing step does not stop the later ones. Run it with the device tool's timeout_s=600.
+
+set -uo pipefail
+OUT=${OUT:-$PWD/gpu_check_out}
+PY=${PYTHON:-python3}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+
+step() {  # step NAME LIMIT_S LOG COMMAND...: run with a time limit, record status and time
+  local name=$1 limit=$2 log=$3
+  shift 3
+  local start=$SECONDS
+  timeout "$limit" "$@" >>"$log" 2>&1
+  local rc=$?
+  echo "$name: exit $rc after $((SECONDS - start)) s (log: $(basename "$log"))" | tee -a "$OUT/steps.log"
+  return $rc
+}
+
+{
+  date -u
+  nvidia-smi || true
+  nvcc --version || true
+  cmake --version | head -1 || true
+  "$PY" -c "import sys, jax, jaxlib; print(sys.version); print('jax', jax.__version__, 'jaxlib', \
+jaxlib.__version__); print(jax.devices())"
+} >"$OUT/env.txt" 2>&1
+
+# 1. Build: XLA_FFI_CUDA=ON makes a failing CUDA build fail the install. No network:
+#    no build isolation (the installed scikit-build-core and jaxlib headers are used; they
+#    are jaxlib 0.11.2's, which this machine runs) and no dependency resolution.
+step build 180 "$OUT/build.log" \
+  env XLA_FFI_CUDA=ON "$PY" -m pip install -e . --no-build-isolation --no-deps -v
+step registered 30 "$OUT/build.log" "$PY" -c "import xla_ffi; \
+print('registered:', xla_ffi.registered_platforms()); print('cuda library:', xla_ffi.library_path('cuda'))"
+
+# 2. The gpu-marked tests (the same value and gradient checks as on the CPU, on CUDA).
+#    Only tests/xla_ffi: other areas import packages this machine may not have.
+step pytest_gpu 150 "$OUT/pytest_gpu.log" \
+  "$PY" -m pytest -m gpu -q -rs -p no:cacheprovider tests/xla_ffi
+
+# 3. Benchmark, and the copy bandwidth measured in the same process.
+step bench 210 "$OUT/bench.log" \
+  "$PY" -m experiments.bench_selective_scan --preset=gpu --shapes='1,512,768,16;8,2048,1536,16' \
+  --dtypes=float32,bfloat16 --copy_mb=2048 --json_out="$OUT/bench.json"
+
+cat "$OUT/steps.log"
