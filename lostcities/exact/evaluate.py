@@ -181,6 +181,17 @@ def node_policy_from_fn(policy_fn: PolicyFn, tree: GameTree, *, batch_size: int 
 
 
 def nash_conv_of(policy_fn: PolicyFn, game: Any) -> float:
-    """Exact NashConv of ``policy_fn`` (batched observations and masks to probabilities) in ``game``."""
+    """Exact NashConv of ``policy_fn`` (batched observations and masks to probabilities) in ``game``.
+
+    ``game``: Kuhn, Leduc, or a small ``engine.LostCities`` variant (enumerated through
+    ``lostcities_oracle.EnumerableLostCities``).
+    """
+    from lostcities.engine import LostCities
+    from lostcities.exact.lostcities_oracle import EnumerableLostCities
+
+    if isinstance(game, LostCities):
+        game = EnumerableLostCities(game.variant)
+    if not hasattr(game, "init_deal"):
+        raise ValueError(f"{game.name}: no enumerable chance (deals / init_deal / chance_probs / apply)")
     tree = build_tree(game)
     return nash_conv(tree, node_policy_from_fn(policy_fn, tree))

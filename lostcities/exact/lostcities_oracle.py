@@ -5,11 +5,19 @@ small enough to enumerate: its only chance event is the shuffle, enumerated as e
 deal (each hand as a set, the draw pile in order; all equally likely, as under a uniform
 shuffle). Information sets are perfect-recall histories of the engine's observations and own
 actions, so the best response is exact even where the engine's observation forgets.
-Cost: see ``ORACLE_SIZES`` (measured tree sizes); the engine's registered ``tiny`` variant
-(8 cards, hands of 2, turn cap 12) is far past exact enumeration.
+
+Cost (measured on the shared 2-core machine): ``MICRO`` has 180 deals, 30,565 nodes, 16,740
+decision nodes and 5,175 information sets (15 actions); building the tree takes ~15 s (mostly
+compiling the batched engine calls), one CFR+ iteration ~50-80 ms, an exact NashConv ~0.1 s.
+CFR+ reaches NashConv ~3e-3 after 50 iterations and ~2e-4 after 200. For scale: the uniform
+policy has NashConv 2.64, never playing a card 1.29. The engine's ``tiny`` variant (8 cards,
+hands of 2, a 4-card draw pile, turn cap 12) has 10,080 deals and already passes 400,000 nodes
+at depth 5 of up to 25 (well over 10^8 in all): past exact enumeration, and so past exact
+exploitability. Sampling MCCFR would only matter there, where nothing could check it
+exactly, so the oracle is full-tree CFR+ on ``MICRO``.
 
 ``exploitability_on_reduced_lostcities(policy_fn)`` evaluates a batched network policy
-``(observations, masks) -> probabilities`` exactly on that tree.
+``(observations, masks) -> probabilities`` for ``engine.LostCities(MICRO)`` exactly.
 """
 
 from __future__ import annotations

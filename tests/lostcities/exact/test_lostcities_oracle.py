@@ -11,7 +11,7 @@ import pytest
 
 from lostcities import engine
 from lostcities.conformance import check_game
-from lostcities.exact import nash_conv, node_values, uniform_policy
+from lostcities.exact import nash_conv, nash_conv_of, node_values, uniform_policy
 from lostcities.exact.lostcities_oracle import (
     MICRO,
     EnumerableLostCities,
@@ -94,6 +94,8 @@ def test_exploitability_of_a_network_style_policy():
     uniform = exploitability_on_reduced_lostcities(lambda obs, mask: mask / mask.sum(1, keepdims=True))
     assert uniform["nash_conv"] == pytest.approx(nash_conv(tree, uniform_policy(tree)), abs=1e-12)
     assert uniform["exploitability"] == pytest.approx(uniform["nash_conv"] / 2)
+    uniform_fn = lambda obs, mask: mask / mask.sum(1, keepdims=True)  # noqa: E731
+    assert nash_conv_of(uniform_fn, engine.LostCities(MICRO)) == pytest.approx(uniform["nash_conv"])
 
     def first_legal(obs, mask):  # always the lowest legal action id: play a card if possible
         return np.eye(mask.shape[1])[np.argmax(mask, axis=1)]
