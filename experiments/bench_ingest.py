@@ -27,7 +27,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from experiments.launcher import launch
 from exphil.data.build import build_dataset, ingest_file, read_manifest
 from exphil.data.features import load_features, replay_features
 from exphil.data.parse import parse_replay
@@ -185,4 +184,8 @@ def main(cfg: BenchConfig) -> dict:
 
 
 if __name__ == "__main__":
+    # Imported here, not at the top: spawned ingest workers re-import this module (as
+    # __mp_main__), and the launcher pulls in JAX through runkit, seconds per worker.
+    from experiments.launcher import launch
+
     launch(main, BenchConfig())

@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import sys
 
-from experiments.launcher import launch
 from exphil.data.build import build_dataset
 
 
@@ -39,4 +38,8 @@ def main(cfg: BuildConfig) -> dict:
 
 
 if __name__ == "__main__":
+    # Imported here, not at the top: spawned ingest workers re-import this module (as
+    # __mp_main__), and the launcher pulls in JAX through runkit, seconds per worker.
+    from experiments.launcher import launch
+
     launch(main, BuildConfig())
