@@ -26,10 +26,10 @@ PRESETS = {
     # The original's multishine setup: GRU 256 x 1, windows of 16 at delay 0, Fox (port 1)'s view.
     "multishine": {
         "replays": MULTISHINE_SLP, "policy.arch": "gru", "policy.hidden": 256, "policy.num_layers": 1,
-        "windows.window": 16, "windows.delay": 0, "windows.stride": 4, "windows.batch_size": 256,
+        "windows.window": 16, "windows.delay": 0, "windows.stride": 1, "windows.batch_size": 256,
         "windows.val_fraction": 0.0, "windows.filters.ports": (0,), "windows.mode": "eager",
-        "optim.lr": 3e-3, "optim.warmup_steps": 20, "steps": 400, "log_every": 20,
-        "eval_every": 200, "eval_batches": 0, "checkpoint_every": 200,
+        "optim.lr": 3e-3, "optim.warmup_steps": 20, "steps": 200, "log_every": 20,
+        "eval_every": 100, "eval_batches": 0, "checkpoint_every": 200,
     },
     # A tiny run that exercises every part in seconds.
     "smoke": {

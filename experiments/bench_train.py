@@ -1,0 +1,143 @@
+"""Training throughput and epoch-time scaling: ``python -m experiments.bench_train``.
+
+    python -m experiments.bench_train --arch=gru --preset=multishine --json_out=bench.json
+
+``frames_per_s``: target frames (mask > 0) per second of jitted train steps (forward,
+backward, optimizer) on batches prepared beforehand, after compilation. Epoch scaling:
+one full training epoch (data loading included) on a dataset of about ``1/epoch_scale``
+of the replays in ``epoch_replays`` and on all of them; ``time_per_frame_ratio`` (large
+over small) must stay <= 1.1 for epoch time to be linear in data (10x frames <= 11x time).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import time
+from pathlib import Path
+
+import jax
+import numpy as np
+
+from experiments.launcher import launch
+from experiments.train_exphil import PRESETS, expand_aliases, quiet_orbax
+from exphil.data.build import read_manifest
+from exphil.train import TrainConfig, Trainer, resolve_config
+from exphil.train.data_source import ensure_dataset
+from exphil.train.parallel import shard_batch
+from exphil.train.step import batch_arrays
+
+SHARED_REPLAYS = "/work/shared/data/slp"
+
+
+@dataclasses.dataclass(frozen=True)
+class BenchConfig:
+    """The training config measured, and the benchmark's own settings."""
+
+    train: TrainConfig = dataclasses.field(default_factory=lambda: TrainConfig(replays=SHARED_REPLAYS))
+    work_dir: str = "/tmp/bench_train"
+    warmup_steps: int = 3
+    timed_steps: int = 20
+    epoch_replays: str = SHARED_REPLAYS  # "" skips the epoch-scaling measurement
+    epoch_scale: int = 10
+
+
+def _timed_throughput(trainer: Trainer, cfg: BenchConfig) -> dict:
+    """Frames/s of train steps on pre-sharded batches (data loading excluded)."""
+    data = trainer.windows("train")
+    batches = [shard_batch(batch_arrays(next(data)), trainer.mesh)
+               for _ in range(min(cfg.timed_steps, 8))]
+    data.close()
+    state = trainer.state
+    for i in range(cfg.warmup_steps):
+        state, _ = trainer.train_step(state, batches[i % len(batches)])
+    jax.block_until_ready(state)
+    frames = 0.0
+    start = time.perf_counter()
+    for i in range(cfg.timed_steps):
+        state, metrics = trainer.train_step(state, batches[i % len(batches)])
+        frames += metrics["frames"]
+    frames = float(frames)
+    jax.block_until_ready(state)
+    seconds = time.perf_counter() - start
+    trainer.state = state
+    return {"frames_per_s": frames / seconds, "steps_per_s": cfg.timed_steps / seconds,
+            "frames_per_step": frames / cfg.timed_steps, "timed_steps": cfg.timed_steps}
+
+
+def _subset_dataset(full: Path, out: Path, scale: int) -> Path:
+    """A dataset of replays (seeded choice) holding about 1/``scale`` of ``full``'s frames."""
+    rows = [r for r in read_manifest(full).to_pylist() if r["status"] == "ok"]
+    order = np.random.default_rng(0).permutation(len(rows))
+    goal, picked, total = sum(r["frames"] for r in rows) / scale, [], 0
+    for i in order:  # first fit: skip a replay that would overshoot the goal by over 10%
+        if total + rows[i]["frames"] <= 1.1 * goal:
+            picked.append(rows[i])
+            total += rows[i]["frames"]
+    folder = out.with_name(out.name + ".replays")
+    folder.mkdir(parents=True, exist_ok=True)
+    for r in picked:
+        link = folder / Path(r["path"]).name
+        if not link.exists():
+            link.symlink_to(Path(r["path"]).resolve())
+    return ensure_dataset(data="", replays=str(folder), out=out, progress=False)
+
+
+def _epoch(cfg: TrainConfig, data: Path) -> dict:
+    """Seconds of one training epoch over ``data`` (loading included; compiled beforehand)."""
+    trainer = Trainer(dataclasses.replace(cfg, data=str(data)))
+    warm = trainer.windows("train")
+    trainer.state, _ = trainer.train_step(trainer.state, shard_batch(batch_arrays(next(warm)), trainer.mesh))
+    warm.close()
+    jax.block_until_ready(trainer.state)
+    it = trainer.windows("train", epochs=1)
+    frames = sum(u.frames for u in it.units)
+    start = time.perf_counter()
+    state, batches = trainer.state, 0
+    for batch in it:
+        state, _ = trainer.train_step(state, shard_batch(batch_arrays(batch), trainer.mesh))
+        batches += 1
+    jax.block_until_ready(state)
+    return {"seconds": time.perf_counter() - start, "player_frames": frames,
+            "windows": it.samples_per_epoch, "batches": batches, "replays": len({u.hash for u in it.units})}
+
+
+def _epoch_scaling(cfg: BenchConfig, train_cfg: TrainConfig) -> dict:
+    work = Path(cfg.work_dir)
+    full = ensure_dataset(data="", replays=cfg.epoch_replays, out=work / "epoch_all.dataset", progress=False)
+    small = _subset_dataset(full, work / "epoch_small.dataset", cfg.epoch_scale)
+    every_player = dataclasses.replace(train_cfg.windows.filters, ports=())
+    flat = dataclasses.replace(train_cfg, windows=dataclasses.replace(
+        train_cfg.windows, val_fraction=0.0, filters=every_player))
+    small_run, large_run = _epoch(flat, small), _epoch(flat, full)
+    frame_ratio = large_run["player_frames"] / small_run["player_frames"]
+    time_ratio = large_run["seconds"] / small_run["seconds"]
+    return {"small": small_run, "large": large_run, "frame_ratio": frame_ratio, "time_ratio": time_ratio,
+            "time_per_frame_ratio": time_ratio / frame_ratio,
+            "linear": time_ratio <= 1.1 * frame_ratio}
+
+
+def main(cfg: BenchConfig) -> dict:
+    quiet_orbax()
+    train_cfg = dataclasses.replace(cfg.train, run_dir=str(Path(cfg.work_dir) / "run"), progress=False)
+    train_cfg = resolve_config(train_cfg)
+    trainer = Trainer(train_cfg)
+    result = {"arch": train_cfg.policy.arch, "hidden": train_cfg.policy.hidden,
+              "num_layers": train_cfg.policy.num_layers, "window": train_cfg.windows.window,
+              "batch_size": train_cfg.windows.batch_size, "bf16": train_cfg.bf16,
+              "params": trainer.num_params, "devices": len(jax.devices()),
+              "backend": jax.default_backend(), **_timed_throughput(trainer, cfg)}
+    print(f"{result['arch']}: {result['frames_per_s']:,.0f} frames/s ({result['params']:,} params)")
+    if cfg.epoch_replays:
+        result["epoch_scaling"] = _epoch_scaling(cfg, train_cfg)
+        e = result["epoch_scaling"]
+        print(f"epoch: {e['frame_ratio']:.1f}x frames took {e['time_ratio']:.1f}x time "
+              f"(per-frame ratio {e['time_per_frame_ratio']:.2f}; linear: {e['linear']})")
+    return result
+
+
+BENCH_PRESETS = {name: {f"train.{k}": v for k, v in values.items()} for name, values in PRESETS.items()}
+
+if __name__ == "__main__":
+    launch(main, BenchConfig(), presets=BENCH_PRESETS,
+           argv=expand_aliases(sys.argv, {"--arch": "--train.policy.arch"}))
