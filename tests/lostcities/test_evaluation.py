@@ -1,0 +1,74 @@
+"""Evaluation: Wilson intervals, mirrored deals, player resolution (bots and run-folder hook), launcher."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from experiments.eval_lostcities import EvalConfig, main
+from lostcities import evaluation
+from lostcities.evaluation import evaluate, resolve_player, wilson_interval
+from lostcities.variants import get_variant
+
+
+def test_wilson_interval_known_values():
+    lo, hi = wilson_interval(50, 100)
+    assert lo == pytest.approx(0.4038, abs=1e-4) and hi == pytest.approx(0.5962, abs=1e-4)
+    lo, hi = wilson_interval(0, 10)
+    assert lo == 0.0 and hi == pytest.approx(1.96**2 / (10 + 1.96**2), abs=1e-9)
+
+
+def _first_legal(obs, mask, key):
+    """Deterministic: the first legal action."""
+    return jnp.argmax(mask).astype(jnp.int32)
+
+
+def test_mirrored_deals_cancel_for_identical_players():
+    """Each deal is played twice with seats swapped: a player against itself nets exactly zero."""
+    variant = get_variant("small")
+    result = evaluate(_first_legal, _first_legal, variant, games=40, seed=2)
+    assert result["games"] == 40
+    assert result["score_diff_mean"] == 0.0
+    assert result["win_rate_a"] == 0.5
+    assert result["wins_a"] == result["losses_a"]
+
+
+def test_resolve_player_bots_and_errors(tmp_path, monkeypatch):
+    variant = get_variant("tiny")
+    assert callable(resolve_player("heuristic", variant))
+    with pytest.raises(ValueError, match="neither a bot"):
+        resolve_player("no_such_bot", variant)
+    monkeypatch.setattr(evaluation, "PLAYER_LOADER_MODULE", "lostcities.no_such_loader_module")
+    with pytest.raises(ValueError, match="load_player"):
+        resolve_player(str(tmp_path), variant)
+
+
+def test_resolve_player_uses_the_run_folder_hook(tmp_path, monkeypatch):
+    seen = {}
+
+    def load_player(run_dir, variant):
+        seen["args"] = (run_dir, variant.name)
+        return _first_legal
+
+    module = types.ModuleType("fake_loader")
+    module.load_player = load_player
+    monkeypatch.setitem(sys.modules, "fake_loader", module)
+    monkeypatch.setattr(evaluation, "PLAYER_LOADER_MODULE", "fake_loader")
+    assert resolve_player(str(tmp_path), get_variant("tiny")) is _first_legal
+    assert seen["args"] == (tmp_path, "tiny")
+
+
+def test_eval_launcher_main_reports_everything():
+    result = main(EvalConfig(a="greedy", b="random", games=16, variant="tiny", batch_size=8))
+    assert result["games"] == 16 and result["a"] == "greedy"
+    lo, hi = result["win_rate_a_ci95"]
+    assert 0.0 <= lo <= result["win_rate_a"] <= hi <= 1.0
+    lo, hi = result["score_diff_ci95"]
+    assert lo <= result["score_diff_mean"] <= hi
+    assert 0.0 <= result["capped_rate"] <= 1.0
+    assert sum(result["score_a"]["histogram"]["counts"]) == 16
+    assert np.isfinite(result["score_b"]["mean"])
