@@ -2,7 +2,9 @@
 
 ``build_tree(game)`` enumerates any game with explicit chance (Kuhn, Leduc, reduced Lost
 Cities); ``nash_conv_of(policy_fn, game)`` evaluates a batched network policy exactly;
-``solve_cfr`` is the tabular oracle; ``policy.json`` files round-trip through ``policy_io``.
+``solve_cfr`` (full-tree CFR / CFR+) and ``solve_mccfr`` (external sampling) are the tabular
+oracles; ``lostcities_oracle`` solves and evaluates a reduced Lost Cities; ``policy.json``
+files round-trip through ``policy_io``.
 """
 
 from lostcities.exact.cfr import CFRResult, regret_matching, solve_cfr
@@ -18,6 +20,7 @@ from lostcities.exact.evaluate import (
     normalise_policy,
     uniform_policy,
 )
+from lostcities.exact.mccfr import solve_mccfr
 from lostcities.exact.policy_io import (
     infoset_policy,
     policy_table,
@@ -45,6 +48,7 @@ __all__ = [
     "read_policy_json",
     "regret_matching",
     "solve_cfr",
+    "solve_mccfr",
     "table_to_infoset_policy",
     "uniform_policy",
     "write_policy_json",
