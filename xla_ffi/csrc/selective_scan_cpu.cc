@@ -56,24 +56,29 @@ SS_INLINE void Store(float x, Bf16* p) {  // round to nearest even; NaN stays Na
   *p = Bf16((v & 0x7fffffffu) > 0x7f800000u ? ((v >> 16) | 0x40u) : rounded);
 }
 
-// exp(x), Cephes polynomial (~2 ulp); clamps to [-87, 88] (exp(-87) ~ 1.6e-38).
-SS_INLINE float Exp(float x) {
-  x = std::min(std::max(x, -87.0f), 88.0f);
-  const float k = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round(x / ln 2)
-  float r = x - k * 0.693359375f;
-  r = r - k * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  const uint32_t bits = uint32_t(int32_t(k) + 127) << 23;
+// 2^t, Cephes exp2f polynomial on the rounded remainder (~2e-7 relative error). t is clamped
+// to [-126, 127]; the scale 2^round(t) comes from the bits of the rounding constant.
+SS_INLINE float Exp2(float t) {
+  t = std::min(std::max(t, -126.0f), 127.0f);
+  const float kk = t + 12582912.0f;  // 1.5 * 2^23: the low mantissa bits hold round(t)
+  const float f = t - (kk - 12582912.0f);
+  float p = 1.535336188319500e-4f;
+  p = p * f + 1.339887440266574e-3f;
+  p = p * f + 9.618437357674640e-3f;
+  p = p * f + 5.550332471162809e-2f;
+  p = p * f + 2.402264791363012e-1f;
+  p = p * f + 6.931472028550421e-1f;
+  p = p * f + 1.0f;
+  uint32_t bits;
+  std::memcpy(&bits, &kk, 4);
+  bits = (bits + 127u) << 23;  // (round(t) + 127) << 23; the constant's own bits shift out
   float scale;
   std::memcpy(&scale, &bits, 4);
   return p * scale;
 }
+
+constexpr float kLog2e = 1.44269504088896341f;
+SS_INLINE float Exp(float x) { return Exp2(x * kLog2e); }
 
 // log(x) for normal x > 0, Cephes polynomial.
 SS_INLINE float Log(float x) {
@@ -151,7 +156,7 @@ struct BwdPartials {
 // Scratch of one worker, sized once per call: `steps` time steps of a channel block.
 struct Scratch {
   Scratch(int64_t steps, int64_t state, bool with_history)
-      : storage(size_t(steps * kLanes * 9 + steps * state * 2 + state * kLanes * 4 + kLanes * 4 +
+      : storage(size_t(steps * kLanes * 9 + steps * state * 2 + state * kLanes * 5 + kLanes * 4 +
                        (with_history ? (2 * steps + 1) * state * kLanes : 0)),
                 0.0f) {
     float* p = storage.data();
@@ -174,6 +179,7 @@ struct Scratch {
     h = take(state * kLanes);
     hrun = take(state * kLanes);
     At = take(state * kLanes);
+    At2 = take(state * kLanes);
     dA = take(state * kLanes);
     Dk = take(kLanes);
     bias = take(kLanes);
@@ -183,20 +189,33 @@ struct Scratch {
     as = with_history ? take(steps * state * kLanes) : nullptr;
   }
   std::vector<float> storage;
-  float *dt, *dsp, *u, *z, *out, *ypre, *du, *ddt, *dz, *Bc, *Cc, *h, *hrun, *At, *dA, *Dk, *bias, *dD,
+  float *dt, *dsp, *u, *z, *out, *ypre, *du, *ddt, *dz, *Bc, *Cc, *h, *hrun, *At, *At2, *dA, *Dk, *bias, *dD,
       *dbias, *hs, *as;
 };
 
-// Loads the per-block constants: A transposed to [n][lane], D skip, delta bias (pad lanes 0).
+// Loads the per-block constants: A (and A log2(e)) transposed to [n][lane], D skip, delta bias (pad lanes 0).
 SS_INLINE void LoadBlockConstants(const ScanDims& d, const float* A, const float* Dskip,
                                   const float* delta_bias, int64_t d0, int cb, Scratch& s) {
   const int64_t N = d.state;
   for (int64_t n = 0; n < N; ++n) {
-    for (int c = 0; c < kLanes; ++c) s.At[n * kLanes + c] = c < cb ? A[(d0 + c) * N + n] : 0.0f;
+    for (int c = 0; c < kLanes; ++c) {
+      s.At[n * kLanes + c] = c < cb ? A[(d0 + c) * N + n] : 0.0f;
+      s.At2[n * kLanes + c] = s.At[n * kLanes + c] * kLog2e;
+    }
   }
   for (int c = 0; c < kLanes; ++c) {
     s.Dk[c] = c < cb ? Dskip[d0 + c] : 0.0f;
     s.bias[c] = c < cb ? delta_bias[d0 + c] : 0.0f;
+  }
+}
+
+// Loads cb <= kLanes values as float32, zero-filling the pad lanes.
+template <typename T>
+SS_INLINE void GatherRow(const T* __restrict src, int cb, float* __restrict dst) {
+  if (cb == kLanes) {
+    for (int c = 0; c < kLanes; ++c) dst[c] = ToF32(src[c]);
+  } else {
+    for (int c = 0; c < kLanes; ++c) dst[c] = c < cb ? ToF32(src[c]) : 0.0f;
   }
 }
 
@@ -207,22 +226,14 @@ SS_INLINE void Gather(const FwdArgs<T>& a, const T* dy, int64_t b, int64_t d0, i
                       int64_t S, Scratch& s) {
   const ScanDims& d = a.d;
   const int64_t D = d.channels, N = d.state;
+  const T* z = d.has_z ? a.z : nullptr;
   for (int64_t i = 0; i < S; ++i) {
     const int64_t row = (b * d.length + t0 + i) * D + d0;
-    float* ui = s.u + i * kLanes;
-    float* dti = s.dt + i * kLanes;
-    for (int c = 0; c < kLanes; ++c) {
-      ui[c] = c < cb ? ToF32(a.u[row + c]) : 0.0f;
-      dti[c] = (c < cb ? ToF32(a.delta[row + c]) : 0.0f) + s.bias[c];
-    }
-    if (d.has_z) {
-      float* zi = s.z + i * kLanes;
-      for (int c = 0; c < kLanes; ++c) zi[c] = c < cb ? ToF32(a.z[row + c]) : 0.0f;
-    }
-    if (dy != nullptr) {
-      float* oi = s.out + i * kLanes;
-      for (int c = 0; c < kLanes; ++c) oi[c] = c < cb ? ToF32(dy[row + c]) : 0.0f;
-    }
+    GatherRow(a.u + row, cb, s.u + i * kLanes);
+    GatherRow(a.delta + row, cb, s.dt + i * kLanes);
+    for (int c = 0; c < kLanes; ++c) s.dt[i * kLanes + c] += s.bias[c];
+    if (z != nullptr) GatherRow(z + row, cb, s.z + i * kLanes);
+    if (dy != nullptr) GatherRow(dy + row, cb, s.out + i * kLanes);
   }
   if (d.softplus) {
     for (int64_t k = 0; k < S * kLanes; ++k) s.dt[k] = Softplus(s.dt[k], &s.dsp[k]);
@@ -258,8 +269,9 @@ SS_INLINE void SaveState(const float* h, int64_t N, int cb, float* dst) {
   }
 }
 
-// S recurrence steps advancing the state h[n][lane]: y (pre-gate, with D skip) into `ypre`; when `hs`/`as`
-// are given, also every state (hs[0] = initial) and every exp(delta*A).
+// S recurrence steps advancing the state h[n][lane]: y (pre-gate, with D skip) into
+// `ypre`; with kHistory, also every state into hs[1..S] and every exp(delta*A) into `as`.
+template <bool kHistory>
 SS_INLINE void Recurrence(int64_t S, int64_t N, const Scratch& s, float* h, float* ypre, float* hs,
                           float* as) {
   for (int64_t i = 0; i < S; ++i) {
@@ -273,19 +285,68 @@ SS_INLINE void Recurrence(int64_t S, int64_t N, const Scratch& s, float* h, floa
     for (int64_t n = 0; n < N; ++n) {
       const float bn = s.Bc[i * N + n], cn = s.Cc[i * N + n];
       float* hn = h + n * kLanes;
-      const float* An = s.At + n * kLanes;
-      float* an_out = as ? as + (i * N + n) * kLanes : nullptr;
-      float* hn_out = hs ? hs + ((i + 1) * N + n) * kLanes : nullptr;
+      const float* An = s.At2 + n * kLanes;  // exp(delta A) = 2^(delta A log2 e)
+      float* an_out = kHistory ? as + (i * N + n) * kLanes : nullptr;
+      float* hn_out = kHistory ? hs + ((i + 1) * N + n) * kLanes : nullptr;
       for (int c = 0; c < kLanes; ++c) {
-        const float a = Exp(dti[c] * An[c]);
+        const float a = Exp2(dti[c] * An[c]);
         const float hv = a * hn[c] + dbu[c] * bn;
         hn[c] = hv;
         acc[c] += cn * hv;
-        if (an_out) an_out[c] = a;
-        if (hn_out) hn_out[c] = hv;
+        if constexpr (kHistory) {
+          an_out[c] = a;
+          hn_out[c] = hv;
+        }
       }
     }
     for (int c = 0; c < kLanes; ++c) ypre[i * kLanes + c] = acc[c] + s.Dk[c] * ui[c];
+  }
+}
+
+// One reverse step of the backward pass for a channel block. hs points at h_{t-1} (h_t
+// follows N lane-vectors later), `as` at exp(delta_t A); dh carries dL/dh_t from later steps
+// and leaves as dL/dh_{t-1}. Accumulates dA, ddelta_bias; adds this step's dB, dC row.
+SS_INLINE void BackwardStep(int64_t N, const float* __restrict Bt, const float* __restrict Ct,
+                            const float* __restrict hs, const float* __restrict as,
+                            const float* __restrict At, const float* __restrict ut,
+                            const float* __restrict dtt, const float* __restrict dyt,
+                            const float* __restrict dspt, const float* __restrict Dk,
+                            float* __restrict dh, float* __restrict dA, float* __restrict dbias,
+                            float* __restrict dB_row, float* __restrict dC_row, float* __restrict du_out,
+                            float* __restrict ddt_out) {
+  float du[kLanes], ddt[kLanes], dtu[kLanes];
+  for (int c = 0; c < kLanes; ++c) {
+    du[c] = dyt[c] * Dk[c];
+    ddt[c] = 0.0f;
+    dtu[c] = dtt[c] * ut[c];
+  }
+  for (int64_t n = 0; n < N; ++n) {
+    const float bn = Bt[n], cn = Ct[n];
+    const float* __restrict hn = hs + (N + n) * kLanes;
+    const float* __restrict hp = hs + n * kLanes;
+    const float* __restrict an = as + n * kLanes;
+    const float* __restrict An = At + n * kLanes;
+    float* __restrict dhn = dh + n * kLanes;
+    float* __restrict dAn = dA + n * kLanes;
+    float pC[kLanes], pB[kLanes];
+    for (int c = 0; c < kLanes; ++c) {
+      pC[c] = dyt[c] * hn[c];
+      const float g = dhn[c] + dyt[c] * cn;  // dL/dh_t
+      const float ahp = an[c] * hp[c];
+      ddt[c] += g * (An[c] * ahp + bn * ut[c]);
+      dAn[c] += g * dtt[c] * ahp;
+      pB[c] = g * dtu[c];
+      du[c] += g * dtt[c] * bn;
+      dhn[c] = an[c] * g;  // dL/dh_{t-1} through h_t = a_t h_{t-1} + ...
+    }
+    dC_row[n] += HorizontalSum(pC);
+    dB_row[n] += HorizontalSum(pB);
+  }
+  for (int c = 0; c < kLanes; ++c) {
+    const float dpre = ddt[c] * dspt[c];
+    dbias[c] += dpre;
+    ddt_out[c] = dpre;
+    du_out[c] = du[c];
   }
 }
 
@@ -309,7 +370,7 @@ SS_INLINE void FwdTaskBody(const FwdArgs<T>& a, int64_t task, Scratch& s) {
     const int64_t t1 = std::min({L, t0 + kSegment, (t0 / d.chunk + 1) * d.chunk});
     const int64_t S = t1 - t0;
     Gather<T>(a, nullptr, b, d0, cb, t0, S, s);
-    Recurrence(S, N, s, s.h, s.out, nullptr, nullptr);
+    Recurrence<false>(S, N, s, s.h, s.out, nullptr, nullptr);
     if (d.has_z) {
       for (int64_t k = 0; k < S * kLanes; ++k) s.out[k] *= s.z[k] * Sigmoid(s.z[k]);
     }
@@ -340,55 +401,23 @@ SS_INLINE void BwdTaskBody(const BwdArgs<T>& a, int64_t task, Scratch& s, const 
     // Recompute the chunk's states forward from its saved initial state (hs[0]).
     LoadState(a.chunk_states + ((b * d.nchunks + k) * D + d0) * N, N, cb, s.hs);
     std::copy(s.hs, s.hs + N * kLanes, s.hrun);
-    Recurrence(S, N, s, s.hrun, s.ypre, s.hs, s.as);
+    Recurrence<true>(S, N, s, s.hrun, s.ypre, s.hs, s.as);
+    // Gate and D-skip terms of the whole chunk; s.out becomes dL/dy (pre-gate).
+    if (d.has_z) {
+      for (int64_t k = 0; k < S * kLanes; ++k) {
+        const float zc = s.z[k], sg = Sigmoid(zc), dout = s.out[k];
+        s.out[k] = dout * zc * sg;
+        s.dz[k] = dout * s.ypre[k] * sg * (1.0f + zc * (1.0f - sg));
+      }
+    }
+    for (int64_t i = 0; i < S; ++i) {
+      for (int c = 0; c < kLanes; ++c) s.dD[c] += s.out[i * kLanes + c] * s.u[i * kLanes + c];
+    }
     for (int64_t i = S - 1; i >= 0; --i) {
-      const float* ui = s.u + i * kLanes;
-      const float* dti = s.dt + i * kLanes;
-      float dyv[kLanes], du[kLanes], ddt[kLanes], dtu[kLanes];
-      for (int c = 0; c < kLanes; ++c) {
-        const float dout = s.out[i * kLanes + c];
-        if (d.has_z) {
-          const float zc = s.z[i * kLanes + c], sg = Sigmoid(zc);
-          dyv[c] = dout * zc * sg;
-          s.dz[i * kLanes + c] = dout * s.ypre[i * kLanes + c] * sg * (1.0f + zc * (1.0f - sg));
-        } else {
-          dyv[c] = dout;
-        }
-        s.dD[c] += dyv[c] * ui[c];
-        du[c] = dyv[c] * s.Dk[c];
-        ddt[c] = 0.0f;
-        dtu[c] = dti[c] * ui[c];
-      }
-      float* dB_row = p.dB + (b * L + t0 + i) * N;
-      float* dC_row = p.dC + (b * L + t0 + i) * N;
-      for (int64_t n = 0; n < N; ++n) {
-        const float bn = s.Bc[i * N + n], cn = s.Cc[i * N + n];
-        const float* hn = s.hs + ((i + 1) * N + n) * kLanes;
-        const float* hp = s.hs + (i * N + n) * kLanes;
-        const float* an = s.as + (i * N + n) * kLanes;
-        const float* An = s.At + n * kLanes;
-        float* dhn = dh + n * kLanes;
-        float* dAn = s.dA + n * kLanes;
-        float pC[kLanes], pB[kLanes];
-        for (int c = 0; c < kLanes; ++c) {
-          pC[c] = dyv[c] * hn[c];
-          const float g = dhn[c] + dyv[c] * cn;  // dL/dh_t
-          const float ahp = an[c] * hp[c];
-          ddt[c] += g * (An[c] * ahp + bn * ui[c]);
-          dAn[c] += g * dti[c] * ahp;
-          pB[c] = g * dtu[c];
-          du[c] += g * dti[c] * bn;
-          dhn[c] = an[c] * g;  // becomes dL/dh_{t-1} through h_t = a_t h_{t-1} + ...
-        }
-        dC_row[n] += HorizontalSum(pC);
-        dB_row[n] += HorizontalSum(pB);
-      }
-      for (int c = 0; c < kLanes; ++c) {
-        const float dpre = ddt[c] * s.dsp[i * kLanes + c];
-        s.dbias[c] += dpre;
-        s.ddt[i * kLanes + c] = dpre;
-        s.du[i * kLanes + c] = du[c];
-      }
+      BackwardStep(N, s.Bc + i * N, s.Cc + i * N, s.hs + i * N * kLanes, s.as + i * N * kLanes, s.At,
+                   s.u + i * kLanes, s.dt + i * kLanes, s.out + i * kLanes, s.dsp + i * kLanes, s.Dk, dh,
+                   s.dA, s.dbias, p.dB + (b * L + t0 + i) * N, p.dC + (b * L + t0 + i) * N,
+                   s.du + i * kLanes, s.ddt + i * kLanes);
     }
     Scatter<T>(s.du, a.du, d, b, d0, cb, t0, S);
     Scatter<T>(s.ddt, a.ddelta, d, b, d0, cb, t0, S);
