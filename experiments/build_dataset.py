@@ -21,7 +21,7 @@ class BuildConfig:
     replays: str = ""
     out: str = ""
     workers: int = 2
-    checkpoint_every: int = 256
+    checkpoint_every: int = 1000
     progress: bool = True
 
 

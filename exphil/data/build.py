@@ -23,7 +23,7 @@ import json
 import multiprocessing
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -185,13 +185,12 @@ def _remove_stray_temporaries(out: Path) -> None:
 
 
 def build_dataset(replays: str | Path, out: str | Path, *, workers: int = 2,
-                  checkpoint_every: int = 256, progress: bool = True,
-                  on_row: Callable[[dict[str, Any]], None] | None = None) -> BuildSummary:
+                  checkpoint_every: int = 1000, progress: bool = True) -> BuildSummary:
     """Ingest every ``*.slp`` under ``replays`` into dataset folder ``out`` (incrementally).
 
     ``workers`` processes parse in parallel (spawned, so safe on every platform); the
     manifest is rewritten every ``checkpoint_every`` processed files so a killed build
-    loses little. ``on_row`` sees each newly processed row (for progress in callers).
+    loses little (a rerun picks up where it stopped).
     """
     replays, out = Path(replays).resolve(), Path(out)
     if not replays.is_dir():
@@ -220,8 +219,6 @@ def build_dataset(replays: str | Path, out: str | Path, *, workers: int = 2,
             rows[row["path"]] = row
             if row["status"] == "ok":
                 new_frames += row["frames"]
-            if on_row is not None:
-                on_row(row)
             if done % checkpoint_every == 0:
                 _write_manifest(rows.values(), out)
     if todo or rows.keys() != old.keys() or not (out / stats_lib.STATS_FILE).exists():
