@@ -1,6 +1,8 @@
 """Training throughput and epoch-time scaling: ``python -m experiments.bench_train``.
 
     python -m experiments.bench_train --arch=gru --preset=multishine --json_out=bench.json
+    python -m experiments.bench_train --arch=mamba --train.policy.num_layers=2 --scan_impls=ffi,scan \
+        --epoch_replays= --json_out=mamba.json
 
 ``frames_per_s``: target frames (mask > 0) per second of jitted train steps (forward,
 backward, optimizer) on batches prepared beforehand, after compilation. Epoch scaling:
@@ -40,6 +42,7 @@ class BenchConfig:
     timed_steps: int = 20
     epoch_replays: str = SHARED_REPLAYS  # "" skips the epoch-scaling measurement
     epoch_scale: int = 10
+    scan_impls: tuple[str, ...] = ()  # mamba/jamba: also measure each policy.scan_impl (e.g. ffi,scan)
 
 
 def _timed_throughput(trainer: Trainer, cfg: BenchConfig) -> dict:
@@ -128,6 +131,15 @@ def main(cfg: BenchConfig) -> dict:
               "params": trainer.num_params, "devices": len(jax.devices()),
               "backend": jax.default_backend(), **_timed_throughput(trainer, cfg)}
     print(f"{result['arch']}: {result['frames_per_s']:,.0f} frames/s ({result['params']:,} params)")
+    if cfg.scan_impls:
+        result["scan_impl_frames_per_s"] = by_impl = {}
+        for impl in cfg.scan_impls:
+            policy = dataclasses.replace(train_cfg.policy, scan_impl=impl)
+            by_impl[impl] = _timed_throughput(Trainer(dataclasses.replace(train_cfg, policy=policy)),
+                                              cfg)["frames_per_s"]
+            print(f"  scan_impl={impl}: {by_impl[impl]:,.0f} frames/s")
+        if "ffi" in by_impl and "scan" in by_impl:
+            result["ffi_speedup_vs_scan"] = by_impl["ffi"] / by_impl["scan"]
     if cfg.epoch_replays:
         result["epoch_scaling"] = _epoch_scaling(cfg, train_cfg)
         e = result["epoch_scaling"]
