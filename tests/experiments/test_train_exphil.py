@@ -40,8 +40,10 @@ def _cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "experiments.train_exphil", *args]
 
 
-def _env() -> dict[str, str]:
-    return {**os.environ, "JAX_PLATFORMS": "cpu", "PYTHONPATH": str(REPO)}
+def _env(cache: Path) -> dict[str, str]:
+    """Subprocess environment; the killed and the resumed run share a compilation cache."""
+    return {**os.environ, "JAX_PLATFORMS": "cpu", "PYTHONPATH": str(REPO),
+            "JAX_COMPILATION_CACHE_DIR": str(cache), "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0"}
 
 
 def _leaves(tree) -> list[np.ndarray]:
@@ -49,13 +51,14 @@ def _leaves(tree) -> list[np.ndarray]:
             for x in jax.tree.leaves(tree)]
 
 
+@pytest.mark.slow
 def test_killed_run_resumed_with_resume_alone_matches_uninterrupted_run(tmp_path, fixture_slp):
-    run = tmp_path / "run"
+    run, env = tmp_path / "run", _env(tmp_path / "jax_cache")
     proc = subprocess.Popen(
         _cli("--preset=smoke", f"--replays={fixture_slp}", f"--run_dir={run}", "--arch=gru",
              "--steps=150", "--checkpoint_every=10", "--eval_every=1000", "--eval_batches=0",
              "--windows.val_fraction=0", "--windows.filters.ports=0", "--seed=3", "--noprogress"),
-        cwd=REPO, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 240
     while not (run / "checkpoints" / "10").is_dir() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -67,7 +70,7 @@ def test_killed_run_resumed_with_resume_alone_matches_uninterrupted_run(tmp_path
     assert len(saved.stats.pos_weights) == 8 and all(w > 0 for w in saved.stats.pos_weights)
     assert Path(saved.data).name == "run.dataset"  # built beside the run folder
 
-    done = subprocess.run(_cli(f"--resume={run}"), cwd=REPO, env=_env(), capture_output=True, text=True,
+    done = subprocess.run(_cli(f"--resume={run}"), cwd=REPO, env=env, capture_output=True, text=True,
                           timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import jax
 import numpy as np
 import optax
+import pytest
 
 from exphil.train.parallel import data_mesh, replicate, shard_batch
 from exphil.train.step import batch_arrays, init_state, make_eval_step, make_train_step
@@ -74,6 +75,7 @@ def test_eval_step_loss_equals_train_step_loss_before_update():
     np.testing.assert_allclose(float(losses["total"]), float(metrics["loss"]), rtol=1e-5)
 
 
+@pytest.mark.slow
 def test_eight_devices_match_one_device():
     script = Path(__file__).with_name("dp_equality.py")
     env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8", "JAX_PLATFORMS": "cpu"}
