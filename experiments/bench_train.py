@@ -28,6 +28,7 @@ from exphil.train import TrainConfig, Trainer, resolve_config
 from exphil.train.data_source import ensure_dataset
 from exphil.train.parallel import shard_batch
 from exphil.train.step import batch_arrays
+from runkit import Checkpointer
 
 SHARED_REPLAYS = "/work/shared/data/slp"
 
@@ -66,6 +67,25 @@ def _timed_throughput(trainer: Trainer, cfg: BenchConfig) -> dict:
     trainer.state = state
     return {"frames_per_s": frames / seconds, "steps_per_s": cfg.timed_steps / seconds,
             "frames_per_step": frames / cfg.timed_steps, "timed_steps": cfg.timed_steps}
+
+
+def _checkpoint_overhead(trainer: Trainer, work: Path) -> dict:
+    """Seconds a checkpoint of the train state blocks training: async (orbax copies to host, then
+    writes in the background) and sync (returns once the step folder is finalized)."""
+    out = {}
+    for mode, async_save in (("async", True), ("sync", False)):
+        ckpt = Checkpointer(work / f"ckpt_{mode}", keep_last=1, async_save=async_save)
+        times = []
+        for step in range(1, 4):
+            start = time.perf_counter()
+            ckpt.save(step, trainer.state, meta={"step": step})
+            if not async_save:
+                ckpt.wait()
+            times.append(time.perf_counter() - start)
+            ckpt.wait()  # async: the background write, which overlaps training in a real run
+        ckpt.close()
+        out[f"{mode}_blocking_s"] = float(np.median(times))
+    return out
 
 
 def _subset_dataset(full: Path, out: Path, scale: int) -> Path:
@@ -131,6 +151,7 @@ def main(cfg: BenchConfig) -> dict:
               "params": trainer.num_params, "devices": len(jax.devices()),
               "backend": jax.default_backend(), **_timed_throughput(trainer, cfg)}
     print(f"{result['arch']}: {result['frames_per_s']:,.0f} frames/s ({result['params']:,} params)")
+    result["checkpoint"] = _checkpoint_overhead(trainer, Path(cfg.work_dir))
     if cfg.scan_impls:
         result["scan_impl_frames_per_s"] = by_impl = {}
         for impl in cfg.scan_impls:
