@@ -157,7 +157,6 @@ def _row_ids(rows: np.ndarray) -> np.ndarray:
     return np.unique(rows, axis=0, return_inverse=True)[1].reshape(-1)
 
 
-@functools.lru_cache(maxsize=8)
 def build_tree(game: Any, *, max_nodes: int = 5_000_000, keys: str = "auto") -> GameTree:
     """Enumerate ``game``'s whole tree (cached per game; the game must expose explicit chance).
 
@@ -165,6 +164,11 @@ def build_tree(game: Any, *, max_nodes: int = 5_000_000, keys: str = "auto") -> 
     observation histories) or ``"auto"`` (strings where the game has them). Raises
     ``ValueError`` if the tree grows past ``max_nodes`` nodes.
     """
+    return _build_tree(game, max_nodes, keys)
+
+
+@functools.lru_cache(maxsize=8)
+def _build_tree(game: Any, max_nodes: int, keys: str) -> GameTree:
     num_actions, num_players = game.num_actions, game.num_players
     num_deals = game.num_deals
     frontier = jax.tree.map(np.asarray, _chunked(_deal, game, np.arange(num_deals, dtype=np.int32)))
