@@ -101,8 +101,8 @@ _fused.defvjp(_fused_fwd, _fused_bwd)
 
 def _run_ffi(u, delta, A, B, C, D, z, delta_bias, softplus: bool) -> tuple[jax.Array, jax.Array]:
     """Cast to the contract's dtypes (autodiff casts gradients back) and call the fused kernels."""
-    platform = jax.default_backend()
-    ffi.ensure_registered(platform)
+    ffi.registered_platforms()  # register every built library, so any lowering platform works
+    ffi.ensure_registered(jax.default_backend())  # a clear error when the current one has none
     dtype, f32 = u.dtype, jnp.float32
     channels = u.shape[2]
     Dskip = jnp.zeros((channels,), f32) if D is None else D.astype(f32)

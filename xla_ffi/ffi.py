@@ -99,13 +99,12 @@ def library_path(platform: str) -> Path | None:
 
 
 @functools.cache
-def ensure_registered(platform: str) -> Path:
-    """Load ``platform``'s library and register both handlers with XLA (once); return its path."""
-    key = _platform_key(platform)
+def _register(key: str) -> Path | str:
+    """Load and register ``key``'s library once per process; its path, or why it failed."""
     lib = _LIBRARIES[key]
     path = library_path(key)
     if path is None:
-        raise LibraryNotFoundError(
+        return (
             f"selective_scan: {lib.file} is not built; install the package (pip install -e .) or "
             f"build it with CMake and point XLA_FFI_LIB_DIR at the folder holding it"
         )
@@ -113,10 +112,18 @@ def ensure_registered(platform: str) -> Path:
         handle = ctypes.cdll.LoadLibrary(str(path))
         fwd, bwd = getattr(handle, lib.fwd_symbol), getattr(handle, lib.bwd_symbol)
     except (OSError, AttributeError) as e:
-        raise LibraryNotFoundError(f"selective_scan: cannot load {path}: {e}") from e
+        return f"selective_scan: cannot load {path}: {e}"
     jax.ffi.register_ffi_target(FWD_TARGET, jax.ffi.pycapsule(fwd), platform=lib.jax_platform)
     jax.ffi.register_ffi_target(BWD_TARGET, jax.ffi.pycapsule(bwd), platform=lib.jax_platform)
     return path
+
+
+def ensure_registered(platform: str) -> Path:
+    """Load ``platform``'s library and register both handlers with XLA (once); return its path."""
+    outcome = _register(_platform_key(platform))
+    if isinstance(outcome, str):
+        raise LibraryNotFoundError(outcome)
+    return outcome
 
 
 def _has_backend(platform: str) -> bool:
