@@ -50,6 +50,7 @@ struct Layout {
   int per_lane;   // K: states held in registers by one thread
   int lanes;      // threads sharing one channel: state_pad / per_lane (divides 32)
   int channels;   // channels per block: kThreads / lanes
+  int channel_shift, state_shift;  // log2 of channels and state_pad (row widths of the tiles)
   int tile;       // time steps staged in shared memory at once
 };
 
@@ -59,6 +60,12 @@ inline int NextPow2(int64_t n) {
   return p;
 }
 
+inline int Log2(int pow2) {
+  int shift = 0;
+  while ((1 << shift) < pow2) ++shift;
+  return shift;
+}
+
 // Layout for state size n (1 <= n <= kMaxState) under the given shared-memory budgets.
 inline Layout MakeLayout(int64_t n, int channel_budget, int state_budget) {
   Layout lay;
@@ -66,6 +73,8 @@ inline Layout MakeLayout(int64_t n, int channel_budget, int state_budget) {
   lay.per_lane = lay.state_pad <= 4 ? lay.state_pad : (lay.state_pad <= 32 ? 4 : 8);
   lay.lanes = lay.state_pad / lay.per_lane;
   lay.channels = kThreads / lay.lanes;
+  lay.channel_shift = Log2(lay.channels);
+  lay.state_shift = Log2(lay.state_pad);
   lay.tile = std::max(1, std::min(channel_budget / lay.channels, state_budget / lay.state_pad));
   return lay;
 }
@@ -139,24 +148,27 @@ __device__ __forceinline__ float LaneSum(float v, int lanes) {
   return v;
 }
 
-// Copies tile rows of a (B, L, D) tensor into dst[tn][channels] as float; zeros past D.
+// Tiles are row-major [step][column] with a power-of-two row width 1 << shift, so that
+// the index split costs a shift and a mask rather than a division.
+
+// Copies tile rows of a (B, L, D) tensor into dst[tn][1 << shift] as float; zeros past D.
 template <typename T>
 __device__ void LoadChannels(const T* __restrict__ src, float* dst, const Tile& tile, const Dims& dims,
-                             int channels) {
-  for (int i = threadIdx.x; i < tile.tn * channels; i += blockDim.x) {
-    const int tt = i / channels;
-    const int64_t d = tile.d0 + i % channels;
+                             int shift) {
+  for (int i = threadIdx.x; i < (tile.tn << shift); i += blockDim.x) {
+    const int tt = i >> shift;
+    const int64_t d = tile.d0 + (i & ((1 << shift) - 1));
     dst[i] = d < dims.dim ? ToF(src[(tile.b * dims.length + tile.t0 + tt) * dims.dim + d]) : 0.f;
   }
 }
 
-// Copies tile rows of a (B, L, N) tensor into dst[tn][state_pad] as float; zeros past N.
+// Copies tile rows of a (B, L, N) tensor into dst[tn][1 << shift] as float; zeros past N.
 template <typename T>
 __device__ void LoadStates(const T* __restrict__ src, float* dst, const Tile& tile, const Dims& dims,
-                           int state_pad) {
-  for (int i = threadIdx.x; i < tile.tn * state_pad; i += blockDim.x) {
-    const int tt = i / state_pad;
-    const int n = i % state_pad;
+                           int shift) {
+  for (int i = threadIdx.x; i < (tile.tn << shift); i += blockDim.x) {
+    const int tt = i >> shift;
+    const int n = i & ((1 << shift) - 1);
     dst[i] = n < dims.state ? ToF(src[(tile.b * dims.length + tile.t0 + tt) * dims.state + n]) : 0.f;
   }
 }
@@ -165,10 +177,10 @@ __device__ void LoadStates(const T* __restrict__ src, float* dst, const Tile& ti
 // derivative of delta' with respect to delta (sigmoid, or 1 without softplus).
 template <typename T>
 __device__ void LoadDelta(const T* __restrict__ delta, const float* __restrict__ bias, bool softplus,
-                          float* dt, float* dsp, const Tile& tile, const Dims& dims, int channels) {
-  for (int i = threadIdx.x; i < tile.tn * channels; i += blockDim.x) {
-    const int tt = i / channels;
-    const int64_t d = tile.d0 + i % channels;
+                          float* dt, float* dsp, const Tile& tile, const Dims& dims, int shift) {
+  for (int i = threadIdx.x; i < (tile.tn << shift); i += blockDim.x) {
+    const int tt = i >> shift;
+    const int64_t d = tile.d0 + (i & ((1 << shift) - 1));
     float x = 0.f;
     if (d < dims.dim) {
       x = ToF(delta[(tile.b * dims.length + tile.t0 + tt) * dims.dim + d]) + bias[d];
@@ -179,24 +191,24 @@ __device__ void LoadDelta(const T* __restrict__ delta, const float* __restrict__
   }
 }
 
-// Writes src[tn][channels] to tile rows of a (B, L, D) tensor of type T.
+// Writes src[tn][1 << shift] to tile rows of a (B, L, D) tensor of type T.
 template <typename T>
 __device__ void StoreChannels(const float* src, T* __restrict__ dst, const Tile& tile, const Dims& dims,
-                              int channels) {
-  for (int i = threadIdx.x; i < tile.tn * channels; i += blockDim.x) {
-    const int tt = i / channels;
-    const int64_t d = tile.d0 + i % channels;
+                              int shift) {
+  for (int i = threadIdx.x; i < (tile.tn << shift); i += blockDim.x) {
+    const int tt = i >> shift;
+    const int64_t d = tile.d0 + (i & ((1 << shift) - 1));
     if (d < dims.dim) dst[(tile.b * dims.length + tile.t0 + tt) * dims.dim + d] = FromF<T>(src[i]);
   }
 }
 
-// Adds src[tn][state_pad] into tile rows of a float (B, L, N) tensor (atomic: summed over
+// Adds src[tn][1 << shift] into tile rows of a float (B, L, N) tensor (atomic: summed over
 // channel blocks).
 __device__ inline void AtomicAddStates(const float* src, float* __restrict__ dst, const Tile& tile,
-                                const Dims& dims, int state_pad) {
-  for (int i = threadIdx.x; i < tile.tn * state_pad; i += blockDim.x) {
-    const int tt = i / state_pad;
-    const int n = i % state_pad;
+                                       const Dims& dims, int shift) {
+  for (int i = threadIdx.x; i < (tile.tn << shift); i += blockDim.x) {
+    const int tt = i >> shift;
+    const int n = i & ((1 << shift) - 1);
     if (n < dims.state) atomicAdd(&dst[(tile.b * dims.length + tile.t0 + tt) * dims.state + n], src[i]);
   }
 }
@@ -228,6 +240,7 @@ __global__ void __launch_bounds__(kThreads) SelectiveScanFwdKernel(FwdArgs<T> p)
   extern __shared__ float smem[];
   const Dims& dims = p.dims;
   const int DC = p.lay.channels, TT = p.lay.tile, NP = p.lay.state_pad;
+  const int CS = p.lay.channel_shift, SS = p.lay.state_shift;
   const int64_t N = dims.state;
   const int64_t dblocks = (dims.dim + DC - 1) / DC;
   const int64_t b = blockIdx.x / dblocks;
@@ -252,25 +265,30 @@ __global__ void __launch_bounds__(kThreads) SelectiveScanFwdKernel(FwdArgs<T> p)
     h[k] = 0.f;
   }
   const float dskip = active ? p.Dskip[d] : 0.f;
-  float* chunk_out = p.chunk_states + (b * dims.nchunks * dims.dim + d) * N + lane * K;
+  // Where the state before the next chunk's first step goes, and that step.
+  float* save_to = p.chunk_states + (b * dims.nchunks * dims.dim + d) * N + lane * K;
+  int64_t save_at = 0;
 
   for (int64_t t0 = 0; t0 < dims.length; t0 += TT) {
     const Tile tile{b, t0, d0, static_cast<int>(min(static_cast<int64_t>(TT), dims.length - t0))};
     __syncthreads();  // the previous tile's shared memory is consumed
-    LoadChannels(p.u, s_u, tile, dims, DC);
-    LoadDelta(p.delta, p.delta_bias, p.softplus, s_dt, nullptr, tile, dims, DC);
-    if (p.has_z) LoadChannels(p.z, s_z, tile, dims, DC);
-    LoadStates(p.Bm, s_B, tile, dims, NP);
-    LoadStates(p.Cm, s_C, tile, dims, NP);
+    LoadChannels(p.u, s_u, tile, dims, CS);
+    LoadDelta(p.delta, p.delta_bias, p.softplus, s_dt, nullptr, tile, dims, CS);
+    if (p.has_z) LoadChannels(p.z, s_z, tile, dims, CS);
+    LoadStates(p.Bm, s_B, tile, dims, SS);
+    LoadStates(p.Cm, s_C, tile, dims, SS);
     __syncthreads();
     for (int tt = 0; tt < tile.tn; ++tt) {
       const int64_t t = t0 + tt;
-      if (t % dims.chunk == 0 && active) {  // the state before the chunk's first step
-        float* dst = chunk_out + (t / dims.chunk) * dims.dim * N;
+      if (t == save_at) {
+        if (active) {
 #pragma unroll
-        for (int k = 0; k < K; ++k) {
-          if (lane * K + k < N) dst[k] = h[k];
+          for (int k = 0; k < K; ++k) {
+            if (lane * K + k < N) save_to[k] = h[k];
+          }
         }
+        save_at += dims.chunk;
+        save_to += dims.dim * N;
       }
       const float dt = s_dt[tt * DC + dl];
       const float uu = s_u[tt * DC + dl];
@@ -293,7 +311,7 @@ __global__ void __launch_bounds__(kThreads) SelectiveScanFwdKernel(FwdArgs<T> p)
       }
     }
     __syncthreads();
-    StoreChannels(s_y, p.y, tile, dims, DC);
+    StoreChannels(s_y, p.y, tile, dims, CS);
   }
   if (active) {
     float* dst = p.last_state + (b * dims.dim + d) * N + lane * K;
@@ -341,6 +359,7 @@ __global__ void __launch_bounds__(kThreads) SelectiveScanBwdKernel(BwdArgs<T> p)
   extern __shared__ float smem[];
   const Dims& dims = p.dims;
   const int DC = p.lay.channels, TT = p.lay.tile, NP = p.lay.state_pad;
+  const int CS = p.lay.channel_shift, SS = p.lay.state_shift;
   const int64_t N = dims.state;
   const int64_t dblocks = (dims.dim + DC - 1) / DC;
   const int lane = threadIdx.x % p.lay.lanes;
@@ -395,9 +414,9 @@ __global__ void __launch_bounds__(kThreads) SelectiveScanBwdKernel(BwdArgs<T> p)
       for (int64_t t0 = c0; t0 < c1; t0 += TT) {
         const Tile tile{b, t0, d0, static_cast<int>(min(static_cast<int64_t>(TT), c1 - t0))};
         __syncthreads();
-        LoadChannels(p.u, s_u, tile, dims, DC);
-        LoadDelta(p.delta, p.delta_bias, p.softplus, s_dt, nullptr, tile, dims, DC);
-        LoadStates(p.Bm, s_B, tile, dims, NP);
+        LoadChannels(p.u, s_u, tile, dims, CS);
+        LoadDelta(p.delta, p.delta_bias, p.softplus, s_dt, nullptr, tile, dims, CS);
+        LoadStates(p.Bm, s_B, tile, dims, SS);
         __syncthreads();
         for (int tt = 0; tt < tile.tn; ++tt) {
           const float dt = s_dt[tt * DC + dl];
@@ -414,12 +433,12 @@ __global__ void __launch_bounds__(kThreads) SelectiveScanBwdKernel(BwdArgs<T> p)
       for (int64_t t0 = c0 + ((c1 - c0 - 1) / TT) * TT; t0 >= c0; t0 -= TT) {
         const Tile tile{b, t0, d0, static_cast<int>(min(static_cast<int64_t>(TT), c1 - t0))};
         __syncthreads();
-        LoadChannels(p.u, s_u, tile, dims, DC);
-        LoadDelta(p.delta, p.delta_bias, p.softplus, s_dt, s_dsp, tile, dims, DC);
-        if (p.has_z) LoadChannels(p.z, s_z, tile, dims, DC);
-        LoadChannels(p.dy, s_dy, tile, dims, DC);
-        LoadStates(p.Bm, s_B, tile, dims, NP);
-        LoadStates(p.Cm, s_C, tile, dims, NP);
+        LoadChannels(p.u, s_u, tile, dims, CS);
+        LoadDelta(p.delta, p.delta_bias, p.softplus, s_dt, s_dsp, tile, dims, CS);
+        if (p.has_z) LoadChannels(p.z, s_z, tile, dims, CS);
+        LoadChannels(p.dy, s_dy, tile, dims, CS);
+        LoadStates(p.Bm, s_B, tile, dims, SS);
+        LoadStates(p.Cm, s_C, tile, dims, SS);
         for (int i = threadIdx.x; i < tile.tn * NP; i += blockDim.x) {
           s_dB[i] = 0.f;
           s_dC[i] = 0.f;
@@ -476,11 +495,11 @@ __global__ void __launch_bounds__(kThreads) SelectiveScanBwdKernel(BwdArgs<T> p)
           }
         }
         __syncthreads();
-        StoreChannels(s_du, p.du, tile, dims, DC);
-        StoreChannels(s_ddt, p.ddelta, tile, dims, DC);
-        if (p.has_z) StoreChannels(s_dz, p.dz, tile, dims, DC);
-        AtomicAddStates(s_dB, p.dB, tile, dims, NP);
-        AtomicAddStates(s_dC, p.dC, tile, dims, NP);
+        StoreChannels(s_du, p.du, tile, dims, CS);
+        StoreChannels(s_ddt, p.ddelta, tile, dims, CS);
+        if (p.has_z) StoreChannels(s_dz, p.dz, tile, dims, CS);
+        AtomicAddStates(s_dB, p.dB, tile, dims, SS);
+        AtomicAddStates(s_dC, p.dC, tile, dims, SS);
       }
     }
     if (active) {
