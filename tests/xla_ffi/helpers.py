@@ -25,7 +25,11 @@ class Case:
 
     @property
     def id(self) -> str:
-        flags = "".join(c for c, on in zip("DZbs", (self.has_d, self.has_z, self.has_bias, self.softplus)) if on)
+        flags = "".join(
+            c
+            for c, on in zip("DZbs", (self.has_d, self.has_z, self.has_bias, self.softplus), strict=True)
+            if on
+        )
         return f"{self.batch}x{self.length}x{self.channels}x{self.state}-{flags or 'plain'}"
 
 
@@ -52,7 +56,8 @@ def to_jax(inputs: dict[str, np.ndarray | None], dtype=jnp.float32) -> dict[str,
     """Cast to JAX arrays; A, D and delta_bias stay float32 as in the Mamba convention."""
     f32 = ("A", "D", "delta_bias")
     return {
-        k: None if v is None else jnp.asarray(v, jnp.float32 if k in f32 else dtype) for k, v in inputs.items()
+        k: None if v is None else jnp.asarray(v, jnp.float32 if k in f32 else dtype)
+        for k, v in inputs.items()
     }
 
 

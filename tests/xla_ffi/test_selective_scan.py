@@ -67,7 +67,9 @@ def _loss_and_grads(case: Case, inputs, impl: str, wy, wl) -> dict[str, np.ndarr
 
 
 @pytest.mark.parametrize(
-    "case", [pytest.param(c, marks=() if c.id in FAST_IDS else pytest.mark.slow) for c in CASES], ids=lambda c: c.id
+    "case",
+    [pytest.param(c, marks=() if c.id in FAST_IDS else pytest.mark.slow) for c in CASES],
+    ids=lambda c: c.id,
 )
 def test_ffi_gradients_match_finite_differences_and_scan_grad(case: Case) -> None:
     inputs = helpers.make_inputs(case, seed=2)
@@ -104,7 +106,9 @@ def test_bfloat16_inputs_within_tolerance() -> None:
         return jax.grad(f, argnums=tuple(range(8)))
 
     args = [x[k] for k in helpers.ARG_NAMES]
-    for name, g, g_ref, arg in zip(helpers.ARG_NAMES, loss("ffi")(*args), loss("scan")(*args), args, strict=True):
+    for name, g, g_ref, arg in zip(
+        helpers.ARG_NAMES, loss("ffi")(*args), loss("scan")(*args), args, strict=True
+    ):
         assert g.dtype == arg.dtype, name
         ref = np.asarray(g_ref, np.float64)
         np.testing.assert_allclose(np.asarray(g, np.float64), ref, rtol=3e-2, atol=2e-2 * np.abs(ref).max())
@@ -131,7 +135,9 @@ def test_vmap_and_grad_of_vmap_match_per_example_results() -> None:
     g_ffi = jax.grad(total("ffi"), argnums=tuple(range(5)))(*stacked.values())
     g_ref = jax.grad(total("scan"), argnums=tuple(range(5)))(*stacked.values())
     for name, a, b in zip(mapped, g_ffi, g_ref, strict=True):
-        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-3, atol=1e-4 * np.abs(b).max(), err_msg=name)
+        np.testing.assert_allclose(
+            np.asarray(a), np.asarray(b), rtol=1e-3, atol=1e-4 * np.abs(b).max(), err_msg=name
+        )
 
 
 def test_returns_y_only_by_default_and_is_deterministic() -> None:
