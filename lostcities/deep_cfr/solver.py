@@ -32,15 +32,17 @@ __all__ = ["Solver", "SolverState", "make_solver"]
 class SolverState:
     """Everything that changes during training (a pytree; checkpointed as is).
 
-    ``adv``: (player 0, player 1) advantage params; ``strat``: average-strategy params;
-    ``adv_buf`` / ``strat_buf``: reservoirs; ``history``: advantage params of every finished
+    ``adv``: both players' advantage params stacked ``[2, ...]``; ``strat``: average-strategy
+    params; ``adv_buf``: both players' reservoirs stacked ``[2, capacity, ...]`` (the player is a
+    traced index, so one compiled function serves both); ``strat_buf``: the strategy reservoir;
+    ``history``: advantage params of every finished
     iteration stacked ``[H, 2, ...]`` (SD-CFR and the league; ``H = 1`` when not kept);
     ``iteration``: finished iterations (int32).
     """
 
-    adv: tuple[Any, Any]
+    adv: Any
     strat: Any
-    adv_buf: tuple[Reservoir, Reservoir]
+    adv_buf: Reservoir
     strat_buf: Reservoir
     history: Any
     iteration: jax.Array
@@ -74,12 +76,12 @@ class Solver:
         g, cfg = self.game, self.cfg
         spec = {"obs": ((g.observation_size,), jnp.float32), "mask": ((g.num_actions,), jnp.bool_),
                 "target": ((g.num_actions,), jnp.float32), "weight": ((), jnp.float32)}
-        adv = tuple(self.adv_net.init(self.key(0, p)) for p in range(2))
+        adv = _stack([self.adv_net.init(self.key(0, p)) for p in range(2)])
         depth = cfg.iterations if self.keeps_history else 1
-        history = jax.tree.map(lambda a, b: jnp.zeros((depth, 2, *a.shape), a.dtype), adv[0], adv[1])
+        history = jax.tree.map(lambda a: jnp.zeros((depth, *a.shape), a.dtype), adv)
         return SolverState(
             adv=adv, strat=self.strat_net.init(self.key(0, 2)),
-            adv_buf=tuple(reservoir_init(cfg.advantage.capacity, spec) for _ in range(2)),
+            adv_buf=_stack([reservoir_init(cfg.advantage.capacity, spec) for _ in range(2)]),
             strat_buf=reservoir_init(cfg.strategy.capacity, spec), history=history,
             iteration=jnp.int32(0))
 
@@ -94,18 +96,18 @@ class Solver:
             nodes = 0
             for c in range(self.num_chunks()):
                 n = min(self.cfg.chunk, self.cfg.traversals - c * self.cfg.chunk)
-                state, st = _traverse_store(self, state, self.key(t, p, c), p, jnp.int32(t), n)
+                state, st = _traverse_store(self, state, self.key(t, p, c), jnp.int32(p), jnp.int32(t), n)
                 if int(st["overflow"]):
                     raise RuntimeError(
                         f"{self.game.name}: external-sampling node pool overflowed by {int(st['overflow'])} "
                         f"nodes at iteration {t}; raise --width (now {self.cfg.width})")
                 nodes += int(st["nodes"])
-            state, fs = _fit_advantage(self, state, self.key(t, p, 10_000), p)
+            state, fs = _fit_advantage(self, state, self.key(t, p, 10_000), jnp.int32(p))
             stats[f"adv_loss_{p}"] = float(fs["loss"])
             stats[f"skipped_{p}"] = int(fs["skipped"])
             stats[f"nodes_{p}"] = nodes
         state = _finish_iteration(self, state)
-        stats["adv_rows"] = int(jnp.minimum(state.adv_buf[0].seen, state.adv_buf[0].capacity))
+        stats["adv_rows"] = int(jnp.minimum(state.adv_buf.seen[0], self.cfg.advantage.capacity))
         stats["strategy_rows"] = int(jnp.minimum(state.strat_buf.seen, state.strat_buf.capacity))
         return state, stats
 
@@ -128,7 +130,19 @@ def make_solver(cfg: DeepCFRConfig, game: Game) -> Solver:
                   FitSpec(strat_net, "strategy", s.steps, s.batch_size, s.learning_rate))
 
 
-def _opponent_params(solver: Solver, state: SolverState, p: int, key: jax.Array) -> Any:
+def _stack(trees: list[Any]) -> Any:
+    return jax.tree.map(lambda *xs: jnp.stack(xs), *trees)
+
+
+def _row(tree: Any, i: jax.Array) -> Any:
+    return jax.tree.map(lambda x: x[i], tree)
+
+
+def _set_row(tree: Any, i: jax.Array, value: Any) -> Any:
+    return jax.tree.map(lambda x, v: x.at[i].set(v), tree, value)
+
+
+def _opponent_params(solver: Solver, state: SolverState, p: jax.Array, key: jax.Array) -> Any:
     """The opponent's net for traversals of player ``p`` under the configured opponent mode."""
     mode = solver.cfg.opponent
     if mode == "average":
@@ -137,33 +151,31 @@ def _opponent_params(solver: Solver, state: SolverState, p: int, key: jax.Array)
         done = state.iteration
         size = jnp.minimum(done, solver.cfg.league_size)
         j = done - 1 - jax.random.randint(key, (), 0, jnp.maximum(size, 1))
-        past = jax.tree.map(lambda h: h[jnp.maximum(j, 0), 1 - p], state.history)
-        return jax.tree.map(lambda a, b: jnp.where(done > 0, a, b), past, state.adv[1 - p])
-    return state.adv[1 - p]
+        past = _row(_row(state.history, jnp.maximum(j, 0)), 1 - p)
+        return jax.tree.map(lambda a, b: jnp.where(done > 0, a, b), past, _row(state.adv, 1 - p))
+    return _row(state.adv, 1 - p)
 
 
-@functools.partial(jax.jit, static_argnums=(0, 3, 5), donate_argnums=(1,))
-def _traverse_store(solver: Solver, state: SolverState, key: jax.Array, p: int, t: jax.Array,
+@functools.partial(jax.jit, static_argnums=(0, 5), donate_argnums=(1,))
+def _traverse_store(solver: Solver, state: SolverState, key: jax.Array, p: jax.Array, t: jax.Array,
                     n: int) -> tuple[SolverState, dict[str, jax.Array]]:
     k_trav, k_adv, k_strat, k_opp = jax.random.split(key, 4)
-    params = (state.adv[p], _opponent_params(solver, state, p, k_opp))
+    params = (_row(state.adv, p), _opponent_params(solver, state, p, k_opp))
     traverse = external_sampling if solver.cfg.sampling == "external" else outcome_sampling
     adv, strat, stats = traverse(solver.traversal, params, k_trav, p, t, n)
-    bufs = list(state.adv_buf)
-    bufs[p] = reservoir_add(bufs[p], {k: adv[k] for k in bufs[p].data}, adv["valid"], k_adv)
+    buf = _row(state.adv_buf, p)
+    buf = reservoir_add(buf, {k: adv[k] for k in buf.data}, adv["valid"], k_adv)
     strat_buf = reservoir_add(state.strat_buf, {k: strat[k] for k in state.strat_buf.data},
                               strat["valid"], k_strat)
-    return state.replace(adv_buf=tuple(bufs), strat_buf=strat_buf), stats
+    return state.replace(adv_buf=_set_row(state.adv_buf, p, buf), strat_buf=strat_buf), stats
 
 
-@functools.partial(jax.jit, static_argnums=(0, 3), donate_argnums=(1,))
-def _fit_advantage(solver: Solver, state: SolverState, key: jax.Array, p: int):
+@functools.partial(jax.jit, static_argnums=(0,), donate_argnums=(1,))
+def _fit_advantage(solver: Solver, state: SolverState, key: jax.Array, p: jax.Array):
     k_init, k_fit = jax.random.split(key)
-    start = solver.adv_net.init(k_init) if solver.cfg.advantage.reinit else state.adv[p]
-    params, stats = fit(solver.adv_fit, start, state.adv_buf[p], k_fit)
-    adv = list(state.adv)
-    adv[p] = params
-    return state.replace(adv=tuple(adv)), stats
+    start = solver.adv_net.init(k_init) if solver.cfg.advantage.reinit else _row(state.adv, p)
+    params, stats = fit(solver.adv_fit, start, _row(state.adv_buf, p), k_fit)
+    return state.replace(adv=_set_row(state.adv, p, params)), stats
 
 
 @functools.partial(jax.jit, static_argnums=(0,), donate_argnums=(1,))
@@ -177,6 +189,5 @@ def _fit_strategy(solver: Solver, state: SolverState, key: jax.Array):
 def _finish_iteration(solver: Solver, state: SolverState) -> SolverState:
     history = state.history
     if solver.keeps_history:
-        now = jax.tree.map(lambda a, b: jnp.stack([a, b]), state.adv[0], state.adv[1])
-        history = jax.tree.map(lambda h, x: h.at[state.iteration].set(x), history, now)
+        history = _set_row(history, state.iteration, state.adv)
     return state.replace(history=history, iteration=state.iteration + 1)

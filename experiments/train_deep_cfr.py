@@ -1,0 +1,40 @@
+"""Train Deep CFR on Kuhn poker, Leduc poker or Lost Cities into a run folder.
+
+    python -m experiments.train_deep_cfr --game=kuhn --run_dir=runs/kuhn
+    python -m experiments.train_deep_cfr --game=leduc --run_dir=runs/leduc --seed=1
+    python -m experiments.train_deep_cfr --preset=readme --run_dir=runs/readme
+    python -m experiments.train_deep_cfr --resume=runs/leduc     # continue exactly
+
+Unset per-game fields (``--iterations``, ``--traversals``, net sizes, ...) come from the game's
+row of ``lostcities.deep_cfr.config.GAME_DEFAULTS``; a preset or an explicit flag overrides them.
+"""
+
+from __future__ import annotations
+
+from lostcities.deep_cfr.config import DeepCFRConfig
+
+PRESETS = {
+    # The README's main job: Leduc poker in about two minutes on a laptop CPU, no data needed.
+    "readme": {"game": "leduc", "iterations": 40, "traversals": 1500, "eval.every": 10},
+    # Seconds-long smoke run (tests, notebooks).
+    "smoke": {"game": "kuhn", "iterations": 4, "traversals": 200, "advantage.steps": 20,
+              "strategy.steps": 50, "eval.every": 2, "checkpoint_every": 2},
+    # Lost Cities on the smallest registered variant, minutes on a CPU.
+    "lostcities_small": {"game": "lostcities", "iterations": 10, "traversals": 512, "eval.every": 5,
+                         "eval.games": 200},
+}
+
+
+def main(cfg: DeepCFRConfig) -> dict:
+    from lostcities.deep_cfr.run import train
+
+    result = train(cfg)
+    result.pop("state")
+    print({k: v for k, v in result.items()})
+    return result
+
+
+if __name__ == "__main__":
+    from experiments.launcher import launch
+
+    launch(main, DeepCFRConfig(), presets=PRESETS)

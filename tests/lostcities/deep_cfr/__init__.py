@@ -1,0 +1,1 @@
+"""Tests of lostcities.deep_cfr."""

@@ -1,0 +1,40 @@
+"""Config loading: per-game defaults, explicit values winning, and rejected combinations."""
+
+import json
+
+import pytest
+
+from lostcities.deep_cfr.config import GAME_DEFAULTS, DeepCFRConfig, StrategyConfig, resolve
+from runkit import config_tree
+
+
+def test_game_defaults_fill_only_unset_fields():
+    cfg = resolve(DeepCFRConfig(game="leduc", iterations=7))
+    assert cfg.iterations == 7
+    assert cfg.traversals == GAME_DEFAULTS["leduc"]["traversals"]
+    assert cfg.advantage.hidden == GAME_DEFAULTS["leduc"]["advantage.hidden"]
+    assert None not in config_tree.flatten(cfg).values()
+
+
+def test_strategy_samples_at_traverser_nodes_rejected_under_external_sampling(tmp_path):
+    with pytest.raises(ValueError, match="biased"):
+        DeepCFRConfig(sampling="external", strategy=StrategyConfig(record_at="traverser"))
+    # ... also when the config is read back from a run folder's config.json
+    data = config_tree.to_jsonable(DeepCFRConfig(game="kuhn"))
+    data["strategy"]["record_at"] = "traverser"
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match="opponent's nodes"):
+        config_tree.load_json(DeepCFRConfig, path)
+    # ... and through a dotted override, as the launcher's flags apply it
+    with pytest.raises(ValueError, match="external sampling"):
+        config_tree.override(DeepCFRConfig(game="leduc"), {"strategy.record_at": "traverser"})
+
+
+def test_other_bad_combinations_are_rejected():
+    with pytest.raises(ValueError, match="outcome"):
+        DeepCFRConfig(game="lostcities", sampling="external")
+    with pytest.raises(ValueError, match="exploration"):
+        DeepCFRConfig(exploration=0.0)
+    with pytest.raises(ValueError, match="non-negative"):
+        DeepCFRConfig(iterations=-1)
