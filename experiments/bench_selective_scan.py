@@ -226,7 +226,8 @@ def target_lines(results: list[dict[str, Any]], copy_gb_per_s: float | None = No
         assoc = ms.get((shape, dtype, pass_, "associative"))
         if shape[1] >= 8192 and assoc and assoc["temp_bytes"] and r["temp_bytes"] is not None:
             share = r["temp_bytes"] / assoc["temp_bytes"]
-            lines.append(f"{where}: ffi temp memory {share:.4f} of associative's")
+            lines.append(f"{where}: ffi temp memory {r['temp_bytes']} B = {share:.2e} of associative's "
+                         f"{assoc['temp_bytes']} B")
         if copy_gb_per_s:
             lines.append(f"{where}: ffi at {r['gb_per_s'] / copy_gb_per_s:.2f} of the copy bandwidth")
     return lines

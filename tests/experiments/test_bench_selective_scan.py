@@ -54,7 +54,7 @@ def test_target_lines_by_hand() -> None:
     rows = [row(8192, "ffi", 2.0, 10), row(8192, "scan", 9.0, 50), row(8192, "associative", 5.0, 1000)]
     assert bench.target_lines(rows, copy_gb_per_s=200.0) == [
         "1,8192,4,2 float32 fwd: ffi speed-up over the faster reference 2.50x",
-        "1,8192,4,2 float32 fwd: ffi temp memory 0.0100 of associative's",
+        "1,8192,4,2 float32 fwd: ffi temp memory 10 B = 1.00e-02 of associative's 1000 B",
         "1,8192,4,2 float32 fwd: ffi at 0.25 of the copy bandwidth",
     ]
     assert bench.target_lines([row(512, "ffi", 2.0, 10), row(512, "associative", 4.0, 99)]) == [
