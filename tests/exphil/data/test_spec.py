@@ -1,6 +1,7 @@
 """Embedding spec: dimensions and the stick/shoulder class encodings."""
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -42,9 +43,5 @@ def test_stick_class_is_nearest_grid_point(value, bins):
 
 
 def test_bad_bins_rejected():
-    try:
+    with pytest.raises(ValueError, match="stick_bins"):
         EmbeddingSpec(stick_bins=1)
-    except ValueError as err:
-        assert "stick_bins" in str(err)
-    else:
-        raise AssertionError("stick_bins=1 accepted")
