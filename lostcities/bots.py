@@ -36,13 +36,13 @@ class PlannerParams:
     """Knobs of the planning bots (``heuristic`` and ``careful``)."""
 
     count_unseen: bool = True  # add unseen cards to projections, weighted by the chance to draw them
-    open_margin: float = 4.0  # projected expedition value needed to open it
-    wager_margin: float = 8.0  # projected (sum - cost) needed to add a wager
+    open_margin: float = 8.0  # projected expedition value needed to open it
+    wager_margin: float = 4.0  # projected (sum - cost) needed to add a wager
     wager_min_deck: float = 0.35  # ... and at least this fraction of the post-deal draw pile left
     play_bonus: float = 2.0  # preference for playing over discarding
-    skip_weight: float = 1.0  # penalty per point of the playable cards a play skips over
-    give_weight: float = 1.0  # penalty per point a discard hands the opponent
-    pile_threshold: float = 5.0  # value a discard-pile card must bring to be drawn over the deck
+    skip_weight: float = 2.0  # penalty per point of the playable cards a play skips over
+    give_weight: float = 1.25  # penalty per point a discard hands the opponent
+    pile_threshold: float = 3.0  # value a discard-pile card must bring to be drawn over the deck
 
 
 def _tables(variant: Variant) -> dict[str, np.ndarray]:
@@ -162,7 +162,8 @@ BOTS: dict[str, Callable[[Variant], Policy]] = {
     "heuristic": lambda variant: functools.partial(planner_policy, variant=variant, params=PlannerParams()),
     "careful": lambda variant: functools.partial(
         planner_policy, variant=variant,
-        params=PlannerParams(count_unseen=False, open_margin=8.0, wager_margin=18.0, pile_threshold=8.0)),
+        params=PlannerParams(count_unseen=False, open_margin=8.0, wager_margin=18.0, skip_weight=1.0,
+                             give_weight=1.0, pile_threshold=8.0)),
     "greedy": lambda variant: functools.partial(greedy_policy, variant=variant),
 }
 
