@@ -6,8 +6,9 @@
 
 ``frames_per_s``: target frames (mask > 0) per second of jitted train steps (forward,
 backward, optimizer) on batches prepared beforehand, after compilation. Epoch scaling:
-one full training epoch (data loading included) on a dataset of about ``1/epoch_scale``
-of the replays in ``epoch_replays`` and on all of them; ``time_per_frame_ratio`` (large
+one full training epoch (data loading included; windows of the config's length with
+stride equal to it, every player) on a dataset of about ``1/epoch_scale`` of the frames
+in ``epoch_replays`` and on all of them; ``time_per_frame_ratio`` (large
 over small) must stay <= 1.1 for epoch time to be linear in data (10x frames <= 11x time).
 """
 
@@ -130,8 +131,8 @@ def _epoch_scaling(cfg: BenchConfig, train_cfg: TrainConfig) -> dict:
     full = ensure_dataset(data="", replays=cfg.epoch_replays, out=work / "epoch_all.dataset", progress=False)
     small = _subset_dataset(full, work / "epoch_small.dataset", cfg.epoch_scale)
     every_player = dataclasses.replace(train_cfg.windows.filters, ports=())
-    flat = dataclasses.replace(train_cfg, windows=dataclasses.replace(
-        train_cfg.windows, val_fraction=0.0, filters=every_player))
+    flat = dataclasses.replace(train_cfg, windows=dataclasses.replace(  # each frame once per epoch
+        train_cfg.windows, val_fraction=0.0, filters=every_player, stride=train_cfg.windows.window))
     small_run, large_run = _epoch(flat, small), _epoch(flat, full)
     frame_ratio = large_run["player_frames"] / small_run["player_frames"]
     time_ratio = large_run["seconds"] / small_run["seconds"]

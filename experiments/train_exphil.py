@@ -19,6 +19,7 @@ from absl import flags, logging
 
 from experiments.launcher import launch
 from exphil.train import TrainConfig, train
+from exphil.train.parallel import init_distributed
 
 MULTISHINE_SLP = "/work/shared/data/slp/exphil_fox_multishine_closed.slp"
 
@@ -59,6 +60,7 @@ def quiet_orbax() -> None:
 
 def main(cfg: TrainConfig) -> dict:
     quiet_orbax()
+    init_distributed()
     return train(cfg)
 
 

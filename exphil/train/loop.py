@@ -120,7 +120,11 @@ def _open_run(cfg: TrainConfig) -> tuple[RunDir, TrainConfig]:
         run, saved = RunDir.resume(cfg.resume, TrainConfig)
         return run, dataclasses.replace(saved, run_dir=str(run.path), resume=str(run.path),
                                         progress=cfg.progress)
+    if jax.process_count() > 1 and not cfg.data:
+        raise ValueError("a multi-host run reads a dataset built beforehand: give --data=DATASET_DIR")
     cfg = resolve_config(cfg)
+    if jax.process_index() > 0:  # the primary process writes the run folder's files
+        return RunDir(Path(cfg.run_dir)), cfg
     return RunDir.create(cfg.run_dir, cfg), cfg
 
 
@@ -136,7 +140,9 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     if restored is not None:
         trainer.state, step = restored.state, restored.step
         data.restore(restored.meta["data"])
-    log = MetricsLog(run.metrics_path, truncate_after=step if cfg.resume else None)
+    primary = jax.process_index() == 0
+    log = MetricsLog(run.metrics_path if primary else run.path / f"metrics.{jax.process_index()}.jsonl",
+                     truncate_after=step if cfg.resume else None)
     pending: list[dict[str, jax.Array]] = []
     summary: dict[str, Any] = {}
     t_log, t_start, frames_total, start_step = time.perf_counter(), time.perf_counter(), 0.0, step
@@ -167,7 +173,8 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
                 summary = trainer.evaluate(batches).summary()
                 log.log(step, {f"val/{k}": v for k, v in summary.items()}, eval_split=split)
                 ckpt_metrics = {"val/loss": summary["loss"]} if summary else None
-                _write_plots(run, summary)
+                if primary:
+                    _write_plots(run, summary)
                 t_log = time.perf_counter()  # evaluation time is not training throughput
             if step % cfg.checkpoint_every == 0 or last:
                 ckpt.save(step, trainer.state, meta={"data": data.state()}, metrics=ckpt_metrics)

@@ -3,19 +3,21 @@
 Parameters and optimizer state are replicated on every device; each batch is split along
 its first axis. ``jax.jit`` then runs the step on every device and all-reduces the
 gradients (computation follows the data's sharding). With several hosts (after
-``jax.distributed.initialize()``), each process passes its own share of the global batch
-to :func:`shard_batch` and the mesh spans every process's devices.
+:func:`init_distributed`), the mesh spans every process's devices; every process builds
+the same global batch (same data seed and position) and places only the rows of its own
+devices, so a multi-host run computes exactly what a single host would.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-__all__ = ["data_mesh", "replicate", "shard_batch"]
+__all__ = ["data_mesh", "init_distributed", "replicate", "shard_batch"]
 
 
 def data_mesh(devices: list[jax.Device] | None = None) -> Mesh:
@@ -30,16 +32,29 @@ def replicate(tree: Any, mesh: Mesh) -> Any:
 
 
 def shard_batch(tree: Any, mesh: Mesh) -> Any:
-    """Global arrays split along axis 0 over ``mesh`` from this process's numpy share of the batch.
+    """Global arrays split along axis 0 over ``mesh`` from the global numpy batch ``tree``.
 
-    The per-process batch size must divide evenly by this process's device count.
+    Each process places only the rows of its own devices. The batch size must divide evenly
+    by the number of devices in the mesh.
     """
     sharding = NamedSharding(mesh, PartitionSpec("data"))
-    local = len(mesh.local_devices)
+    n = mesh.devices.size
 
     def put(x: np.ndarray) -> jax.Array:
-        if x.shape[0] % local:
-            raise ValueError(f"batch of {x.shape[0]} rows does not split over {local} local devices; "
+        if x.shape[0] % n:
+            raise ValueError(f"batch of {x.shape[0]} rows does not split over {n} devices; "
                              "choose a batch size divisible by the device count")
-        return jax.make_array_from_process_local_data(sharding, x)
+        return jax.make_array_from_callback(x.shape, sharding, lambda index: x[index])
     return jax.tree.map(put, tree)
+
+
+def init_distributed() -> bool:
+    """Join a multi-host run when ``JAX_COORDINATOR_ADDRESS``, ``JAX_NUM_PROCESSES`` and
+    ``JAX_PROCESS_ID`` are set (call before any other JAX use); True if it did."""
+    address = os.environ.get("JAX_COORDINATOR_ADDRESS")
+    if not address:
+        return False
+    jax.distributed.initialize(coordinator_address=address,
+                               num_processes=int(os.environ["JAX_NUM_PROCESSES"]),
+                               process_id=int(os.environ["JAX_PROCESS_ID"]))
+    return True
