@@ -58,16 +58,19 @@ def _timed_throughput(trainer: Trainer, cfg: BenchConfig) -> dict:
         state, _ = trainer.train_step(state, batches[i % len(batches)])
     jax.block_until_ready(state)
     frames = 0.0
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     for i in range(cfg.timed_steps):
         state, metrics = trainer.train_step(state, batches[i % len(batches)])
         frames += metrics["frames"]
     frames = float(frames)
     jax.block_until_ready(state)
-    seconds = time.perf_counter() - start
+    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
     trainer.state = state
     return {"frames_per_s": frames / seconds, "steps_per_s": cfg.timed_steps / seconds,
-            "frames_per_step": frames / cfg.timed_steps, "timed_steps": cfg.timed_steps}
+            "frames_per_step": frames / cfg.timed_steps, "timed_steps": cfg.timed_steps,
+            # CPU seconds of this process (all its threads): on a shared machine, frames per
+            # CPU-second times the cores it could use estimates the unshared throughput.
+            "frames_per_cpu_s": frames / cpu_seconds}
 
 
 def _checkpoint_overhead(trainer: Trainer, work: Path) -> dict:
