@@ -16,7 +16,7 @@ from runkit import config_tree
 __all__ = ["GAME_DEFAULTS", "AdvantageConfig", "DeepCFRConfig", "EvalConfig", "StrategyConfig", "resolve"]
 
 Game = Literal["kuhn", "leduc", "lostcities"]
-Sampling = Literal["outcome", "external"]
+Sampling = Literal["outcome", "external", "chance"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -129,7 +129,7 @@ def check(cfg: DeepCFRConfig) -> None:
     """Reject configs that would train something wrong; the messages say why."""
     sampling = cfg.sampling or GAME_DEFAULTS[cfg.game]["sampling"]
     if cfg.strategy.record_at == "traverser":
-        if sampling == "external":
+        if sampling in ("external", "chance"):
             raise ValueError(
                 "strategy.record_at='traverser' is rejected under external sampling: the traverser "
                 "expands every action at its own nodes, so samples recorded there arrive at the "
@@ -139,7 +139,7 @@ def check(cfg: DeepCFRConfig) -> None:
             "strategy.record_at='traverser' is not supported under outcome sampling: it needs rows "
             "weighted by pi_i / (q_i * pi_-i), unbounded as the opponent's reach shrinks; the "
             "implemented rule records at the opponent's nodes with weight 1 / q_i (see traversal.py).")
-    if sampling == "external" and cfg.game == "lostcities":
+    if sampling in ("external", "chance") and cfg.game == "lostcities":
         raise ValueError("external sampling expands every traverser action of a ~50-decision Lost Cities "
                          "game (exponential); use --sampling=outcome for Lost Cities")
     if not 0.0 < cfg.exploration <= 1.0:

@@ -123,7 +123,8 @@ def make_solver(cfg: DeepCFRConfig, game: Game) -> Solver:
     strat_net = NetSpec(game.observation_size, game.num_actions, cfg.strategy.hidden, cfg.bf16)
     average = cfg.opponent == "average"
     trav = TraversalSpec(game, adv_net, cfg.fallback, cfg.exploration, cfg.width,
-                         "average" if average else "advantage", strat_net if average else adv_net)
+                         "average" if average else "advantage", strat_net if average else adv_net,
+                         expand_opponent=cfg.sampling == "chance")
     a, s = cfg.advantage, cfg.strategy
     return Solver(cfg, game, adv_net, strat_net, trav,
                   FitSpec(adv_net, "advantage", a.steps, a.batch_size, a.learning_rate),
@@ -161,7 +162,7 @@ def _traverse_store(solver: Solver, state: SolverState, key: jax.Array, p: jax.A
                     n: int) -> tuple[SolverState, dict[str, jax.Array]]:
     k_trav, k_adv, k_strat, k_opp = jax.random.split(key, 4)
     params = (_row(state.adv, p), _opponent_params(solver, state, p, k_opp))
-    traverse = external_sampling if solver.cfg.sampling == "external" else outcome_sampling
+    traverse = outcome_sampling if solver.cfg.sampling == "outcome" else external_sampling
     adv, strat, stats = traverse(solver.traversal, params, k_trav, p, t, n)
     buf = _row(state.adv_buf, p)
     buf = reservoir_add(buf, {k: adv[k] for k in buf.data}, adv["valid"], k_adv)

@@ -39,6 +39,10 @@ stores the regrets ``v(ha) - v(h)`` (unbiased for ``r(h, a)``; ``h`` is reached 
 probability ``pi_-i(h)``, so the per-traversal expected sum at ``I`` is again ``r(I, a)``).
 Strategy samples are taken at the opponent's nodes, where their frequency is the opponent's own
 reach (recording them at ``p``'s nodes would weight by ``pi_-i`` instead, which is biased).
+With ``expand_opponent`` (config ``--sampling=chance``) the opponent's nodes are expanded too,
+so only chance is sampled: every row then carries the opponent's reach ``pi_opp(h)`` as a weight
+(advantage rows: the counterfactual weight; strategy rows: the opponent's own reach) and the
+expectations above hold for ``weight * target`` with far less variance per traversal.
 Cost: one network evaluation (of both players' nets) per pool slot per depth, i.e.
 ``max_decisions * num_traversals * width`` evaluations and rows of memory, where ``width`` must
 bound the widest depth of a traverser-expanded tree (Kuhn 2, Leduc ~12); a pool that overflows is
@@ -75,6 +79,7 @@ class TraversalSpec:
     width: int = 16  # external sampling: pool slots per traversal
     opponent: Literal["advantage", "average"] = "advantage"  # what the opponent's net outputs
     opponent_net: NetSpec | None = None  # defaults to ``net``
+    expand_opponent: bool = False  # external sampling: also expand the opponent (chance sampling)
 
     def __post_init__(self) -> None:
         if self.opponent_net is None:
@@ -168,9 +173,10 @@ def external_sampling(spec: TraversalSpec, params: Params, key: jax.Array, trave
     states = jax.tree.map(lambda x: x[pad], roots)
     valid = jnp.arange(size) < num_traversals
     keys = jax.random.split(k_play, size)
+    expand_opp = spec.expand_opponent
 
     def expand(carry, _):
-        states, valid, keys, overflow = carry
+        states, valid, keys, reach, overflow = carry
         term = jax.vmap(game.terminal)(states)
         live = valid & ~term
         p, obs, mask, sigma = jax.vmap(lambda s: node_strategy(spec, params, s, traverser))(states)
@@ -179,7 +185,8 @@ def external_sampling(spec: TraversalSpec, params: Params, key: jax.Array, trave
         split = jax.vmap(lambda k: jax.random.split(k, 3))(keys)
         sampled = jax.vmap(jax.random.categorical)(split[:, 0], _log(sigma))
         one = jax.nn.one_hot(sampled, num_a, dtype=bool)
-        cand = (live[:, None] & jnp.where(is_trav[:, None], mask, one)).reshape(-1)
+        branch = is_trav | expand_opp
+        cand = (live[:, None] & jnp.where(branch[:, None], mask, one)).reshape(-1)
         pos = jnp.cumsum(cand) - 1
         total = cand.sum()
         dest = jnp.where(cand & (pos < size), pos, size)
@@ -189,12 +196,16 @@ def external_sampling(spec: TraversalSpec, params: Params, key: jax.Array, trave
         chance = jax.vmap(jax.random.fold_in)(split[parent, 1], action)
         children = jax.vmap(game.step)(jax.tree.map(lambda x: x[parent], states), action, chance)
         child_keys = jax.vmap(jax.random.fold_in)(split[parent, 2], action)
+        step_prob = jnp.where(expand_opp & ~is_trav[parent], sigma[parent, action], 1.0)
         rec = {"obs": obs, "mask": mask, "sigma": sigma, "trav": live & is_trav, "opp": live & ~is_trav,
-               "leaf": valid & term, "u": u, "parent": parent, "action": action, "child_valid": child_valid}
-        return (children, child_valid, child_keys, overflow + jnp.maximum(total - size, 0)), rec
+               "leaf": valid & term, "u": u, "parent": parent, "action": action, "child_valid": child_valid,
+               "reach": reach}
+        carry = (children, child_valid, child_keys, reach[parent] * step_prob,
+                 overflow + jnp.maximum(total - size, 0))
+        return carry, rec
 
-    (last, last_valid, _, overflow), rec = jax.lax.scan(
-        expand, (states, valid, keys, jnp.int32(0)), None, length=game.max_decisions)
+    (last, last_valid, _, _, overflow), rec = jax.lax.scan(
+        expand, (states, valid, keys, jnp.ones(size), jnp.int32(0)), None, length=game.max_decisions)
     last_term = jax.vmap(game.terminal)(last)
     unfinished = (last_valid & ~last_term).sum()
     v_last = jnp.where(last_valid & last_term, jax.vmap(game.returns)(last)[:, traverser], 0.0)
@@ -202,16 +213,15 @@ def external_sampling(spec: TraversalSpec, params: Params, key: jax.Array, trave
     def back(v_next, r):
         dest = jnp.where(r["child_valid"], r["parent"], size)
         vc = jnp.zeros((size, num_a)).at[dest, r["action"]].set(v_next, mode="drop")
-        v = jnp.where(r["trav"], (r["sigma"] * vc).sum(-1), vc.sum(-1))
+        v = jnp.where(r["trav"] | expand_opp, (r["sigma"] * vc).sum(-1), vc.sum(-1))
         v = jnp.where(r["leaf"], r["u"], jnp.where(r["trav"] | r["opp"], v, 0.0))
         regret = jnp.where(r["mask"] & r["trav"][:, None], vc - v[:, None], 0.0)
         return v, regret
 
     _, regret = jax.lax.scan(back, v_last, rec, reverse=True)
     t = jnp.asarray(iteration, jnp.float32)
-    ones = jnp.ones(rec["trav"].shape)
-    adv = _rows(rec["obs"], rec["mask"], regret, t * ones, rec["trav"])
-    strat = _rows(rec["obs"], rec["mask"], rec["sigma"], t * ones, rec["opp"])
+    adv = _rows(rec["obs"], rec["mask"], regret, t * rec["reach"], rec["trav"])
+    strat = _rows(rec["obs"], rec["mask"], rec["sigma"], t * rec["reach"], rec["opp"])
     stats = {"nodes": (rec["trav"] | rec["opp"]).sum(), "overflow": overflow + unfinished,
              "terminal": unfinished == 0}
     return adv, strat, stats

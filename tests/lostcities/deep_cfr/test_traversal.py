@@ -1,10 +1,11 @@
 """Sampled regrets and strategy-sample weights match exact enumeration on Kuhn poker.
 
 With fixed strategies (uniform: zero networks and the uniform fallback), the expected sum of
-the advantage rows stored at an information set ``I`` per traversal equals the exact
-counterfactual regret ``r(I, a) = sum_{h in I} pi_-i(h) (v(ha) - v(h))`` under both sampling
-schemes, and the expected weight of the strategy rows at the opponent's set ``I`` equals its
-chance-and-own reach ``sum_{h in I} pi_c(h) pi_opp(h)``. Exact values come from an independent
+``weight * target`` over the advantage rows stored at an information set ``I`` per traversal
+(at iteration 1, so ``weight`` is the importance weight) equals the exact counterfactual regret
+``r(I, a) = sum_{h in I} pi_-i(h) (v(ha) - v(h))`` under every sampling scheme, and the expected
+weight of the strategy rows at the opponent's set ``I`` equals its chance-and-own reach
+``sum_{h in I} pi_c(h) pi_opp(h)``. Exact values come from an independent
 enumeration over ``lostcities.exact``'s game tree (no code shared with the traversals).
 """
 
@@ -75,18 +76,20 @@ def per_infoset(index, rows, num_sets, value):
     return out / NUM
 
 
-@pytest.mark.parametrize("traverse", [external_sampling, outcome_sampling])
+@pytest.mark.parametrize("scheme", ["external", "chance", "outcome"])
 @pytest.mark.parametrize("player", [0, 1])
-def test_expected_sampled_regrets_equal_exact_counterfactual_regrets(traverse, player):
+def test_expected_sampled_regrets_equal_exact_counterfactual_regrets(scheme, player):
     game, tree, net, params, index = setup()
-    spec = TraversalSpec(game, net, "uniform", 0.6, 2)
+    spec = TraversalSpec(game, net, "uniform", 0.6, 4, expand_opponent=scheme == "chance")
+    traverse = outcome_sampling if scheme == "outcome" else external_sampling
     adv, strat, stats = jax.jit(traverse, static_argnums=(0, 5))(
         spec, params, jax.random.key(7), player, 1, NUM)
     assert int(stats["overflow"]) == 0
     want_regret, want_reach = exact(tree, player)
-    got_regret = per_infoset(index, adv, tree.num_infosets, np.asarray(adv["target"]))
+    weighted = np.asarray(adv["target"]) * np.asarray(adv["weight"])[:, None]
+    got_regret = per_infoset(index, adv, tree.num_infosets, weighted)
     # Outcome sampling's importance weights reach 1 / (0.6 * 0.5 + 0.4 * 0.5)^2 = 4: looser bound.
-    tol = 0.012 if traverse is external_sampling else 0.03
+    tol = 0.03 if scheme == "outcome" else 0.012
     np.testing.assert_allclose(got_regret, want_regret, atol=tol)
     assert np.abs(want_regret).max() > 0.2  # the check is not vacuous
     got_reach = per_infoset(index, strat, tree.num_infosets, np.asarray(strat["weight"]))
