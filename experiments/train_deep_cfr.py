@@ -20,8 +20,9 @@ PRESETS = {
     "smoke": {"game": "kuhn", "iterations": 4, "traversals": 200, "advantage.steps": 20,
               "strategy.steps": 50, "eval.every": 2, "checkpoint_every": 2},
     # Lost Cities on the smallest registered variant, minutes on a CPU.
-    "lostcities_small": {"game": "lostcities", "iterations": 10, "traversals": 512, "eval.every": 5,
-                         "eval.games": 200},
+    "lostcities_small": {"game": "lostcities", "variant": "small", "iterations": 10, "traversals": 512,
+                         "eval.every": 5, "eval.games": 200, "advantage.hidden": (64, 64),
+                         "strategy.hidden": (64, 64)},
 }
 
 
