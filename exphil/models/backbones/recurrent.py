@@ -1,5 +1,9 @@
-"""GRU and LSTM layers, fast on CPU: one fused input projection for all timesteps outside
-the scan, then only the recurrent matmul ``h @ W_h`` inside ``lax.scan``."""
+"""GRU and LSTM layers over ``lax.scan``, each gate group as one fused matmul.
+
+Measured on the 2-core CPU (GRU-256, window 16, batch 256, train step): computing the input
+projection inside the scan body, per step, ran ~20% faster than one projection of all
+timesteps outside the scan (whose backward materialises and transposes ``[T, B, 3H]``).
+"""
 
 from __future__ import annotations
 
@@ -30,18 +34,18 @@ class _Recurrent(nnx.Module):
         self.recurrent_bias = nnx.Param(jnp.zeros((self.gates * hidden,)))
 
     def _bound_cell(self):
-        """The cell with this layer's recurrent weights closed over (for ``lax.scan``)."""
+        """``(carry, x_t) -> (carry, y_t)`` with this layer's weights closed over (for ``lax.scan``)."""
+        wi, bi = self.input_proj.kernel[...], self.input_proj.bias[...]
         kernel, bias = self.recurrent_kernel[...], self.recurrent_bias[...]
-        return lambda carry, gx: self._cell_fn(carry, gx, kernel, bias)
+        return lambda carry, x_t: self._cell_fn(carry, x_t @ wi + bi, kernel, bias)
 
     def __call__(self, x: jax.Array) -> jax.Array:
-        gx = self.input_proj(x)
-        carry = jax.tree.map(lambda c: c.astype(gx.dtype), self.init_carry(x.shape[0]))
-        _, ys = time_major_scan(self._bound_cell(), carry, gx)
+        carry = jax.tree.map(lambda c: c.astype(x.dtype), self.init_carry(x.shape[0]))
+        _, ys = time_major_scan(self._bound_cell(), carry, x)
         return ys
 
     def step(self, carry: Carry, x_t: jax.Array) -> tuple[Carry, jax.Array]:
-        return self._bound_cell()(carry, self.input_proj(x_t))
+        return self._bound_cell()(carry, x_t)
 
 
 class GRU(_Recurrent):
