@@ -13,7 +13,8 @@ from typing import Any, Literal
 
 from runkit import config_tree
 
-__all__ = ["GAME_DEFAULTS", "AdvantageConfig", "DeepCFRConfig", "EvalConfig", "StrategyConfig", "resolve"]
+__all__ = ["GAME_DEFAULTS", "WIDTHS", "AdvantageConfig", "DeepCFRConfig", "EvalConfig", "StrategyConfig",
+           "resolve"]
 
 Game = Literal["kuhn", "leduc", "lostcities"]
 Sampling = Literal["outcome", "external", "chance"]
@@ -90,12 +91,16 @@ _POKER = {
     "eval.games": 0, "checkpoint_every": 50,
 }
 
+# External-sampling pool slots per traversal (the widest depth of a traverser-expanded tree,
+# terminal nodes included), by game and sampling scheme; outcome sampling needs none.
+WIDTHS = {"kuhn": {"external": 2, "chance": 4}, "leduc": {"external": 8, "chance": 24}}
+
 GAME_DEFAULTS: dict[str, dict[str, Any]] = {
-    "kuhn": {**_POKER, "iterations": 60, "traversals": 1000, "width": 2,
+    "kuhn": {**_POKER, "iterations": 60, "traversals": 1000,
              "advantage.hidden": (32, 32), "advantage.steps": 150, "advantage.batch_size": 512,
              "strategy.hidden": (32, 32), "strategy.steps": 1500, "strategy.batch_size": 1024,
              "eval.every": 10},
-    "leduc": {**_POKER, "iterations": 150, "traversals": 3000, "width": 8,
+    "leduc": {**_POKER, "iterations": 150, "traversals": 3000,
               "advantage.hidden": (64, 64), "advantage.steps": 300, "advantage.batch_size": 1024,
               "strategy.hidden": (128, 128), "strategy.steps": 3000, "strategy.batch_size": 2048,
               "eval.every": 25},
@@ -116,7 +121,9 @@ def _get(cfg: Any, dotted: str) -> Any:
 
 def resolve(cfg: DeepCFRConfig) -> DeepCFRConfig:
     """``cfg`` with every ``None`` field filled from its game's row of :data:`GAME_DEFAULTS`."""
-    table = GAME_DEFAULTS[cfg.game]
+    table = dict(GAME_DEFAULTS[cfg.game])
+    sampling = cfg.sampling or table["sampling"]
+    table.setdefault("width", WIDTHS.get(cfg.game, {}).get(sampling, 1))
     missing = {k: v for k, v in table.items() if _get(cfg, k) is None}
     cfg = config_tree.override(cfg, missing)
     left = [k for k, v in config_tree.flatten(cfg).items() if v is None]
