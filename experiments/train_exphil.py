@@ -29,8 +29,8 @@ PRESETS = {
         "replays": MULTISHINE_SLP, "policy.arch": "gru", "policy.hidden": 256, "policy.num_layers": 1,
         "windows.window": 16, "windows.delay": 0, "windows.stride": 1, "windows.batch_size": 256,
         "windows.val_fraction": 0.0, "windows.filters.ports": (0,), "windows.mode": "eager",
-        "optim.lr": 3e-3, "optim.warmup_steps": 20, "steps": 200, "log_every": 20,
-        "eval_every": 100, "eval_batches": 0, "checkpoint_every": 200,
+        "optim.lr": 3e-3, "optim.warmup_steps": 10, "steps": 100, "log_every": 10,
+        "eval_every": 50, "eval_batches": 0, "checkpoint_every": 100,
     },
     # A tiny run that exercises every part in seconds.
     "smoke": {
