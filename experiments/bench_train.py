@@ -44,6 +44,7 @@ class BenchConfig:
     timed_steps: int = 20
     epoch_replays: str = SHARED_REPLAYS  # "" skips the epoch-scaling measurement
     epoch_scale: int = 10
+    epoch_repeats: int = 3  # epochs timed per size, interleaved; the fastest of each counts
     scan_impls: tuple[str, ...] = ()  # mamba/jamba: also measure each policy.scan_impl (e.g. ffi,scan)
 
 
@@ -136,7 +137,11 @@ def _epoch_scaling(cfg: BenchConfig, train_cfg: TrainConfig) -> dict:
     every_player = dataclasses.replace(train_cfg.windows.filters, ports=())
     flat = dataclasses.replace(train_cfg, windows=dataclasses.replace(  # each frame once per epoch
         train_cfg.windows, val_fraction=0.0, filters=every_player, stride=train_cfg.windows.window))
-    small_run, large_run = _epoch(flat, small), _epoch(flat, full)
+    runs: dict[str, list[dict]] = {"small": [], "large": []}
+    for _ in range(cfg.epoch_repeats):  # interleaved, best of each: robust to a shared machine's load
+        runs["small"].append(_epoch(flat, small))
+        runs["large"].append(_epoch(flat, full))
+    small_run, large_run = (min(runs[k], key=lambda r: r["seconds"]) for k in ("small", "large"))
     frame_ratio = large_run["player_frames"] / small_run["player_frames"]
     time_ratio = large_run["seconds"] / small_run["seconds"]
     return {"small": small_run, "large": large_run, "frame_ratio": frame_ratio, "time_ratio": time_ratio,
