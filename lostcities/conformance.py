@@ -174,10 +174,9 @@ def check_game(game: Game, *, num_games: int = 16, seed: int = 0) -> dict[str, A
     except TypeError as err:  # lax.scan rejects a step that changes the state's structure or shapes
         raise ConformanceError(f"{game.name}: step changed the state's structure, shapes or dtypes: {err}") \
             from err
+    summaries = [_check_trace(game, tr, f"game {i}") for i, tr in enumerate(singles)]
     batched = _to_numpy(jax.jit(jax.vmap(random_trace, in_axes=(None, 0)), static_argnums=0)(game, keys))
     again = _to_numpy(single(game, keys[0]))
-
-    summaries = [_check_trace(game, tr, f"game {i}") for i, tr in enumerate(singles)]
     for i, tr in enumerate(singles):
         _compare(game, tr, {k: v[i] for k, v in batched.items()}, "single and batched (vmap) play", i)
     _compare(game, singles[0], again, "two runs with the same key", 0)

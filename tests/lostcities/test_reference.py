@@ -137,7 +137,7 @@ def _run(variant: Variant, seed: int, first: int, bias: bool) -> None:
         _replay(variant, rec, g)
 
 
-@pytest.mark.parametrize("name", sorted(TESTED))
+@pytest.mark.parametrize("name", ["classic", "six_colour_cap60", "tiny"])
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**31 - 1), first=st.integers(0, 1), bias=st.booleans())
 def test_engine_matches_reference(name, seed, first, bias):
