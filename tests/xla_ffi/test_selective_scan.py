@@ -38,7 +38,10 @@ def _cpu_library_built():
 
 def _run(case: Case, inputs, impl: str):
     x = helpers.to_jax(inputs)
-    return selective_scan(**x, delta_softplus=case.softplus, return_last_state=True, impl=impl)
+    run = jax.jit(
+        lambda kw: selective_scan(**kw, delta_softplus=case.softplus, return_last_state=True, impl=impl)
+    )
+    return run(x)
 
 
 @pytest.mark.parametrize("impl", ["ffi", "scan", "associative"])
@@ -93,7 +96,9 @@ def test_bfloat16_inputs_within_tolerance() -> None:
     x = helpers.to_jax(helpers.make_inputs(case, seed=4), jnp.bfloat16)
     rounded = {k: None if v is None else np.asarray(v.astype(jnp.float32), np.float64) for k, v in x.items()}
     y_ref, last_ref = helpers.numpy_scan(**rounded, delta_softplus=True)
-    y, last = selective_scan(**x, delta_softplus=True, return_last_state=True, impl="ffi")
+    y, last = jax.jit(
+        lambda kw: selective_scan(**kw, delta_softplus=True, return_last_state=True, impl="ffi")
+    )(x)
     assert y.dtype == jnp.bfloat16 and last.dtype == jnp.float32
     np.testing.assert_allclose(np.asarray(y, np.float64), y_ref, rtol=2e-2, atol=1e-2 * np.abs(y_ref).max())
     np.testing.assert_allclose(np.asarray(last), last_ref, rtol=1e-4, atol=1e-4 * np.abs(last_ref).max())
@@ -103,7 +108,7 @@ def test_bfloat16_inputs_within_tolerance() -> None:
             y = selective_scan(u, delta, A, B, C, D, z, delta_bias, delta_softplus=True, impl=impl)
             return jnp.sum(y.astype(jnp.float32) * jnp.cos(jnp.arange(y.size).reshape(y.shape)))
 
-        return jax.grad(f, argnums=tuple(range(8)))
+        return jax.jit(jax.grad(f, argnums=tuple(range(8))))
 
     args = [x[k] for k in helpers.ARG_NAMES]
     for name, g, g_ref, arg in zip(
@@ -125,15 +130,16 @@ def test_vmap_and_grad_of_vmap_match_per_example_results() -> None:
         return selective_scan(u, delta, B=B, C=C, z=z, **shared, delta_softplus=True, impl=impl)
 
     ys = jax.jit(jax.vmap(lambda *a: f("ffi", *a)))(*stacked.values())
+    per_example = jax.jit(lambda *a: f("scan", *a))
     for i, e in enumerate(examples):
-        want = f("scan", *(e[k] for k in mapped))
+        want = per_example(*(e[k] for k in mapped))
         np.testing.assert_allclose(np.asarray(ys[i]), np.asarray(want), rtol=1e-4, atol=1e-4)
 
     def total(impl):
         return lambda *a: jnp.sum(jax.vmap(lambda *b: f(impl, *b))(*a) ** 2)
 
-    g_ffi = jax.grad(total("ffi"), argnums=tuple(range(5)))(*stacked.values())
-    g_ref = jax.grad(total("scan"), argnums=tuple(range(5)))(*stacked.values())
+    g_ffi = jax.jit(jax.grad(total("ffi"), argnums=tuple(range(5))))(*stacked.values())
+    g_ref = jax.jit(jax.grad(total("scan"), argnums=tuple(range(5))))(*stacked.values())
     for name, a, b in zip(mapped, g_ffi, g_ref, strict=True):
         np.testing.assert_allclose(
             np.asarray(a), np.asarray(b), rtol=1e-3, atol=1e-4 * np.abs(b).max(), err_msg=name

@@ -120,10 +120,12 @@ SS_INLINE float Softplus(float x, float* grad) {
 SS_INLINE float Sigmoid(float x) { return 1.0f / (1.0f + Exp(-x)); }
 
 SS_INLINE float HorizontalSum(const float* v) {  // tree sum of kLanes values
-  float h8[8], h4[4];
-  for (int c = 0; c < 8; ++c) h8[c] = v[c] + v[c + 8];
-  for (int c = 0; c < 4; ++c) h4[c] = h8[c] + h8[c + 4];
-  return (h4[0] + h4[2]) + (h4[1] + h4[3]);
+  float h[kLanes];
+  for (int c = 0; c < kLanes; ++c) h[c] = v[c];
+  for (int w = kLanes / 2; w >= 1; w /= 2) {
+    for (int c = 0; c < w; ++c) h[c] += h[c + w];
+  }
+  return h[0];
 }
 
 // ---------------------------------------------------------------------------------------
@@ -244,6 +246,22 @@ SS_INLINE void Gather(const FwdArgs<T>& a, const T* dy, int64_t b, int64_t d0, i
   for (int64_t k = 0; k < S * N; ++k) {
     s.Bc[k] = ToF32(a.Bm[base + k]);
     s.Cc[k] = ToF32(a.Cm[base + k]);
+  }
+}
+
+// Prefetches the block's rows [t0, t0 + S) of a [batch, length, channels] tensor: the rows
+// are a channels-stride apart (often across pages, out of the hardware prefetcher's reach).
+template <typename T>
+SS_INLINE void PrefetchRows(const T* base, const ScanDims& d, int64_t b, int64_t d0, int64_t t0,
+                            int64_t S, bool for_write) {
+  if (base == nullptr) return;
+  for (int64_t i = 0; i < S; ++i) {
+    const T* row = base + (b * d.length + t0 + i) * d.channels + d0;
+    if (for_write) {
+      __builtin_prefetch(row, 1);
+    } else {
+      __builtin_prefetch(row, 0);
+    }
   }
 }
 
@@ -370,6 +388,11 @@ SS_INLINE void FwdTaskBody(const FwdArgs<T>& a, int64_t task, Scratch& s) {
     const int64_t t1 = std::min({L, t0 + kSegment, (t0 / d.chunk + 1) * d.chunk});
     const int64_t S = t1 - t0;
     Gather<T>(a, nullptr, b, d0, cb, t0, S, s);
+    const int64_t S_next = std::min(L - t1, kSegment);  // overlap the next rows' misses
+    PrefetchRows(a.u, d, b, d0, t1, S_next, false);
+    PrefetchRows(a.delta, d, b, d0, t1, S_next, false);
+    PrefetchRows(d.has_z ? a.z : nullptr, d, b, d0, t1, S_next, false);
+    PrefetchRows(a.y, d, b, d0, t0, S, true);
     Recurrence<false>(S, N, s, s.h, s.out, nullptr, nullptr);
     if (d.has_z) {
       for (int64_t k = 0; k < S * kLanes; ++k) s.out[k] *= s.z[k] * Sigmoid(s.z[k]);
@@ -398,6 +421,15 @@ SS_INLINE void BwdTaskBody(const BwdArgs<T>& a, int64_t task, Scratch& s, const 
   for (int64_t k = (L + d.chunk - 1) / d.chunk - 1; k >= 0; --k) {
     const int64_t t0 = k * d.chunk, S = std::min(L, t0 + d.chunk) - t0;
     Gather<T>(a.f, a.dy, b, d0, cb, t0, S, s);
+    if (k > 0) {  // the previous chunk is next
+      const int64_t tp = t0 - d.chunk;
+      PrefetchRows(a.f.u, d, b, d0, tp, d.chunk, false);
+      PrefetchRows(a.f.delta, d, b, d0, tp, d.chunk, false);
+      PrefetchRows(a.dy, d, b, d0, tp, d.chunk, false);
+      PrefetchRows(d.has_z ? a.f.z : nullptr, d, b, d0, tp, d.chunk, false);
+    }
+    PrefetchRows(a.du, d, b, d0, t0, S, true);
+    PrefetchRows(a.ddelta, d, b, d0, t0, S, true);
     // Recompute the chunk's states forward from its saved initial state (hs[0]).
     LoadState(a.chunk_states + ((b * d.nchunks + k) * D + d0) * N, N, cb, s.hs);
     std::copy(s.hs, s.hs + N * kLanes, s.hrun);
