@@ -15,6 +15,7 @@ over small) must stay <= 1.1 for epoch time to be linear in data (10x frames <= 
 from __future__ import annotations
 
 import dataclasses
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -79,6 +80,7 @@ def _checkpoint_overhead(trainer: Trainer, work: Path) -> dict:
     writes in the background) and sync (returns once the step folder is finalized)."""
     out = {}
     for mode, async_save in (("async", True), ("sync", False)):
+        shutil.rmtree(work / f"ckpt_{mode}", ignore_errors=True)  # the benchmark's own scratch folder
         ckpt = Checkpointer(work / f"ckpt_{mode}", keep_last=1, async_save=async_save)
         times = []
         for step in range(1, 4):
