@@ -143,7 +143,7 @@ struct FwdArgs {
 
 template <typename T>
 struct BwdArgs {
-  FwdArgs<T> f;  // y / last_state / chunk_states of f unused; chunk_states below is an input
+  FwdArgs<T> f;  // the forward operands (its output pointers are unused)
   const float* chunk_states;
   const T* dy;
   const float* dlast;
@@ -190,6 +190,8 @@ struct Scratch {
     hs = with_history ? take((steps + 1) * state * kLanes) : nullptr;
     as = with_history ? take(steps * state * kLanes) : nullptr;
   }
+  Scratch(const Scratch&) = delete;  // the pointers below point into `storage`
+  Scratch(Scratch&&) = default;       // a moved vector keeps its buffer
   std::vector<float> storage;
   float *dt, *dsp, *u, *z, *out, *ypre, *du, *ddt, *dz, *Bc, *Cc, *h, *hrun, *At, *At2, *dA, *Dk, *bias, *dD,
       *dbias, *hs, *as;
