@@ -5,6 +5,10 @@ The CPU library (``libselective_scan_cpu.so``) and the CUDA library
 build serves every CPython version. They are searched, in order, in ``$XLA_FFI_LIB_DIR``,
 in the ``xla_ffi`` package folder(s) (regular and editable installs), in the installed
 distribution's files, and in the repository's ``build/`` tree (in-tree development).
+
+Both calls use ``vmap_method="sequential"``: the kernels already batch over their leading
+axis, but dA, dD and ddelta_bias are reduced over it, so folding a vmapped axis into the
+batch would sum per-example gradients that vmap must keep apart.
 """
 
 from __future__ import annotations
