@@ -30,18 +30,20 @@ class Policy(nnx.Module):
         self.num_buttons = spec.num_buttons
         self.embedding = Embedding(spec, cfg.hidden, embed_dim=cfg.categorical_embed_dim, rngs=rngs)
         self.backbone = build_backbone(cfg, rngs=rngs)
+        self.dropout = nnx.Dropout(cfg.dropout, rngs=rngs)  # on the backbone output (and between layers)
         self.head = HEADS[cfg.head](cfg, spec, rngs=rngs)
 
     def __call__(self, numeric: jax.Array, categorical: jax.Array, targets: Any = None) -> HeadOutputs:
         """Logits ``[B, T, ...]``; ``targets`` (``[B, T]`` fields) teacher-force an autoregressive head."""
-        return self.head(self.backbone(self.embedding(numeric, categorical)), targets)
+        return self.head(self.dropout(self.backbone(self.embedding(numeric, categorical))), targets)
 
     def init_carry(self, batch_size: int) -> Carry:
         """Backbone state before the first frame."""
         return self.backbone.init_carry(batch_size)
 
     def _hidden_step(self, carry: Carry, numeric_t: jax.Array, categorical_t: jax.Array):
-        return self.backbone.step(carry, self.embedding(numeric_t, categorical_t))
+        carry, h = self.backbone.step(carry, self.embedding(numeric_t, categorical_t))
+        return carry, self.dropout(h)
 
     def step(self, carry: Carry, numeric_t: jax.Array, categorical_t: jax.Array) -> tuple[Carry, HeadOutputs]:
         """One frame ``[B, ...]`` -> (carry, logits ``[B, ...]``), equal to ``__call__`` at that frame
