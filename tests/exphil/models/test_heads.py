@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -57,15 +59,20 @@ def test_component_depends_only_on_targets_chosen_before_it(ar_head):
             assert not np.allclose(getattr(earlier, name), getattr(base, name)), name
 
 
+@functools.cache
+def _mlp_policy(head: str = "independent"):
+    return build_policy(tiny("mlp", head=head), SPEC, rngs=nnx.Rngs(0))
+
+
 def test_independent_head_ignores_targets():
-    policy = build_policy(tiny("mlp"), SPEC, rngs=nnx.Rngs(0))
+    policy = _mlp_policy()
     inputs = random_inputs()
     np.testing.assert_array_equal(policy(*inputs).main_x, policy(*inputs, random_targets()).main_x)
 
 
 @pytest.mark.parametrize("head", ["independent", "autoregressive"])
 def test_sample_thresholds_and_greedy(head):
-    policy = build_policy(tiny("mlp", head=head), SPEC, rngs=nnx.Rngs(0))
+    policy = _mlp_policy(head)
     numeric, categorical = random_inputs(batch=4)
     carry = policy.init_carry(4)
     key = jax.random.key(0)
@@ -83,7 +90,7 @@ def test_sample_thresholds_and_greedy(head):
 
 
 def test_sampled_classes_follow_the_softmax():
-    policy = build_policy(tiny("mlp"), SPEC, rngs=nnx.Rngs(0))
+    policy = _mlp_policy()
     numeric, categorical = random_inputs(batch=1)
     n = 4000
     rows = (jnp.repeat(numeric[:, 0], n, 0), jnp.repeat(categorical[:, 0], n, 0))
