@@ -1,4 +1,5 @@
-"""PNG plots drawn from a run's metrics (headless: matplotlib's Agg backend).
+"""PNG plots drawn from a run's metrics (``matplotlib.figure.Figure``, no pyplot: the caller's backend,
+e.g. a notebook's inline one, is left alone).
 
 Usage::
 
@@ -14,11 +15,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # the backend is chosen first
 import numpy as np
+from matplotlib.figure import Figure
 
 __all__ = ["bars", "curves"]
 
@@ -32,7 +30,8 @@ def curves(rows: Sequence[Mapping[str, Any]], keys: Sequence[str], out: str | Pa
     """Plot each metric in ``keys`` against ``step`` (rows lacking a key are skipped); save PNG."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig = Figure(figsize=(7, 4))
+    ax = fig.subplots()
     for key in keys:
         pts = [(r["step"], r[key]) for r in rows if _finite(r.get(key))]
         if pts:
@@ -46,7 +45,6 @@ def curves(rows: Sequence[Mapping[str, Any]], keys: Sequence[str], out: str | Pa
         ax.legend()
     fig.tight_layout()
     fig.savefig(out, dpi=100)
-    plt.close(fig)
     return out
 
 
@@ -55,7 +53,8 @@ def bars(series: Mapping[str, Sequence[float]], labels: Sequence[str], out: str 
     """Grouped bar chart: one group per label, one bar per series; save PNG."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig, ax = plt.subplots(figsize=(max(6, 0.8 * len(labels)), 4))
+    fig = Figure(figsize=(max(6, 0.8 * len(labels)), 4))
+    ax = fig.subplots()
     width = 0.8 / max(1, len(series))
     xs = np.arange(len(labels))
     for i, (name, values) in enumerate(series.items()):
@@ -66,5 +65,4 @@ def bars(series: Mapping[str, Sequence[float]], labels: Sequence[str], out: str 
     ax.legend()
     fig.tight_layout()
     fig.savefig(out, dpi=100)
-    plt.close(fig)
     return out
