@@ -26,13 +26,14 @@ import numpy as np
 from experiments.launcher import launch
 from experiments.train_exphil import PRESETS, expand_aliases, quiet_orbax
 from exphil.data.build import read_manifest
+from exphil.data.paths import default_replay_dir
 from exphil.train import TrainConfig, Trainer, resolve_config
 from exphil.train.data_source import ensure_dataset
 from exphil.train.parallel import shard_batch
 from exphil.train.step import batch_arrays
 from runkit import Checkpointer
 
-SHARED_REPLAYS = "/work/shared/data/slp"
+SHARED_REPLAYS = str(default_replay_dir())
 
 
 @dataclasses.dataclass(frozen=True)

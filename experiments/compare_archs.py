@@ -18,6 +18,7 @@ import numpy as np
 
 from experiments.launcher import launch
 from experiments.train_exphil import quiet_orbax
+from exphil.data.paths import default_replay_dir
 from exphil.models.config import COMPONENTS
 from exphil.train import TrainConfig, resolve_config, train
 from runkit import read_metrics
@@ -30,7 +31,7 @@ class CompareConfig:
     """The shared training config (its policy.arch is replaced by each of ``archs``)."""
 
     train: TrainConfig = dataclasses.field(default_factory=lambda: TrainConfig(
-        replays="/work/shared/data/slp", steps=300, eval_every=300, checkpoint_every=300, eval_batches=0))
+        replays=str(default_replay_dir()), steps=300, eval_every=300, checkpoint_every=300, eval_batches=0))
     archs: tuple[str, ...] = ARCHS
     out_dir: str = "runs/compare_archs"
 

@@ -18,10 +18,11 @@ from collections.abc import Sequence
 from absl import flags, logging
 
 from experiments.launcher import launch
+from exphil.data.paths import default_replay_dir
 from exphil.train import TrainConfig, train
 from exphil.train.parallel import init_distributed
 
-MULTISHINE_SLP = "/work/shared/data/slp/exphil_fox_multishine_closed.slp"
+MULTISHINE_SLP = str(default_replay_dir() / "exphil_fox_multishine_closed.slp")
 
 PRESETS = {
     # The original's multishine setup: GRU 256 x 1, windows of 16 at delay 0, Fox (port 1)'s view.

@@ -19,6 +19,7 @@ from absl import flags
 
 from experiments import launcher, train_exphil
 from experiments.eval_exphil import EvalConfig, evaluate_run
+from exphil.data.paths import default_replay_dir
 from exphil.models import PolicyConfig
 from exphil.train import TrainConfig, load_trained, train
 from runkit import RunDir, read_metrics
@@ -30,7 +31,7 @@ FIXTURE = "exphil_fox_multishine_closed.slp"
 @pytest.fixture
 def fixture_slp() -> Path:
     """The multishine fixture replay ($EXPHIL_REPLAY_DIR or ../shared/data/slp); skip where absent."""
-    folder = Path(os.environ.get("EXPHIL_REPLAY_DIR", REPO.parent / "shared" / "data" / "slp"))
+    folder = default_replay_dir()
     if not (folder / FIXTURE).is_file():
         pytest.skip(f"{FIXTURE} not found in {folder} (set EXPHIL_REPLAY_DIR)")
     return folder / FIXTURE

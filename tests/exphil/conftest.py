@@ -6,13 +6,13 @@ relative to the repository root. Tests that need them skip, with the reason, whe
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from exphil.data.paths import default_replay_dir
+
 
 SMALL_DATASET_REPLAYS = (
     "peppi_buttons_abxy.slp",
@@ -28,8 +28,7 @@ SMALL_DATASET_REPLAYS = (
 
 
 def _replay_dir() -> Path:
-    env = os.environ.get("EXPHIL_REPLAY_DIR")
-    return Path(env) if env else REPO_ROOT.parent / "shared" / "data" / "slp"
+    return default_replay_dir()
 
 
 @pytest.fixture(scope="session")
