@@ -13,7 +13,6 @@ import pytest
 
 from exphil.data.paths import default_replay_dir
 
-
 SMALL_DATASET_REPLAYS = (
     "peppi_buttons_abxy.slp",
     "peppi_joystick_udlr.slp",
