@@ -16,8 +16,9 @@ import pytest
 
 from exphil.data.build import MANIFEST_FILE, build_dataset, read_manifest
 from exphil.data.parse import parse_replay
+from exphil.data.paths import REPO_ROOT
 from exphil.data.stats import load_stats, press_rates
-from tests.exphil.conftest import REPO_ROOT, SMALL_DATASET_REPLAYS
+from tests.exphil.conftest import SMALL_DATASET_REPLAYS
 
 
 def _rows(data_dir):
