@@ -10,6 +10,7 @@ gradient against ``jax.vjp`` of the ``lax.scan`` reference. The same launch geom
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -49,13 +50,14 @@ def emulator(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _run(exe: Path, mode: str, dtype: str, dims: tuple, flags: tuple, arrays: dict, outs: dict,
-         tmp: Path) -> dict:
+         tmp: Path, env: dict | None = None) -> dict:
     work = tmp / mode
     work.mkdir()
     for name, value in arrays.items():
         np.asarray(value, np.float32).tofile(work / f"{name}.bin")
     args = [str(exe), mode, dtype, *map(str, dims), *(str(int(f)) for f in flags), str(work)]
-    result = subprocess.run(args, capture_output=True, text=True, timeout=300, check=False)
+    result = subprocess.run(args, capture_output=True, text=True, timeout=300, check=False,
+                            env=None if env is None else os.environ | env)
     assert result.returncode == 0, f"{' '.join(args)} failed:\n{result.stderr[-4000:]}"
     return {k: np.fromfile(work / f"{k}.bin", np.float32).reshape(s) for k, s in outs.items()}
 
@@ -125,14 +127,14 @@ CASES = [
 ]
 
 
-def _check(exe: Path, tmp: Path, case: tuple) -> None:
+def _check(exe: Path, tmp: Path, case: tuple, env: dict | None = None) -> None:
     batch, length, dim, state, chunk, softplus, has_z, dtype = case
     a = _inputs(np.random.default_rng(sum(case[:5])), batch, length, dim, state, softplus, has_z, dtype)
     dims, flags = (batch, length, dim, state, chunk), (softplus, has_z)
     nchunks = max(1, -(-length // chunk))
     fwd = _run(exe, "fwd", dtype, dims, flags, {k: a[k] for k in INPUT_NAMES},
                {"y": (batch, length, dim), "last_state": (batch, dim, state),
-                "chunk_states": (batch, nchunks, dim, state)}, tmp)
+                "chunk_states": (batch, nchunks, dim, state)}, tmp, env)
     y, last, states = _forward_f64(a, softplus, has_z, chunk)
     y_tol = 2e-2 if dtype == "bf16" else 2e-5  # y is rounded to bfloat16 on output
     assert _scale_err(fwd["y"], y) < y_tol
@@ -143,7 +145,7 @@ def _check(exe: Path, tmp: Path, case: tuple) -> None:
                                                "dlast": a["dlast"]}
     shapes = ((batch, length, dim), (batch, length, dim), (dim, state), (batch, length, state),
               (batch, length, state), (dim,), a["z"].shape, (dim,))
-    got = _run(exe, "bwd", dtype, dims, flags, bwd_in, dict(zip(GRAD_NAMES, shapes, strict=True)), tmp)
+    got = _run(exe, "bwd", dtype, dims, flags, bwd_in, dict(zip(GRAD_NAMES, shapes, strict=True)), tmp, env)
 
     def ref(u, delta, A, Bm, Cm, Dk, z, bias):
         return selective_scan_scan(u, delta, A, Bm, Cm, Dk, z if has_z else None, bias,
@@ -161,6 +163,12 @@ def _check(exe: Path, tmp: Path, case: tuple) -> None:
 @pytest.mark.parametrize("case", CASES, ids=lambda c: "B{}_L{}_D{}_N{}_chunk{}_sp{:d}_z{:d}_{}".format(*c))
 def test_kernels_match_reference(emulator: Path, tmp_path: Path, case: tuple) -> None:
     _check(emulator, tmp_path, case)
+
+
+@pytest.mark.parametrize("per_lane", [1, 2, 8])
+def test_kernels_match_reference_with_layout_override(emulator: Path, tmp_path: Path, per_lane: int) -> None:
+    """Every states-per-thread layout the tuning override allows for N=16 (default: 4) is exact."""
+    _check(emulator, tmp_path, CASES[1], env={"XLA_FFI_SCAN_CUDA_STATES_PER_THREAD": str(per_lane)})
 
 
 @pytest.mark.slow

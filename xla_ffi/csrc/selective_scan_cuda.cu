@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -73,6 +74,27 @@ ffi::Error Memset(const char* where, const char* name, void* data, size_t bytes,
                               cudaGetErrorString(err));
 }
 
+// Tuning override of the states held per thread (both kernels), for measuring layouts on a
+// device: environment variable XLA_FFI_SCAN_CUDA_STATES_PER_THREAD = 1, 2, 4 or 8; unset or
+// empty keeps the default layout. A value the state size cannot use is an error, not ignored.
+constexpr const char* kPerLaneEnv = "XLA_FFI_SCAN_CUDA_STATES_PER_THREAD";
+
+ffi::Error ChooseLayout(const char* where, const Dims& dims, int channel_budget, int state_budget,
+                        Layout* lay) {
+  int per_lane = 0;
+  const char* text = std::getenv(kPerLaneEnv);
+  if (text != nullptr && text[0] != '\0') {
+    per_lane = std::atoi(text);
+    if (!ValidPerLane(per_lane, NextPow2(dims.state))) {
+      return ffi::Error::InvalidArgument(std::string(where) + ": " + kPerLaneEnv + "=" + text +
+                                         " is not a valid layout for state size N=" +
+                                         std::to_string(dims.state));
+    }
+  }
+  *lay = MakeLayout(dims.state, channel_budget, state_budget, per_lane);
+  return ffi::Error::Success();
+}
+
 // Calls fn(std::integral_constant<int, K>) for the layout's states-per-thread K.
 template <typename Fn>
 ffi::Error DispatchK(int per_lane, Fn&& fn) {
@@ -118,9 +140,11 @@ ffi::Error FwdTyped(cudaStream_t stream, const ffi::AnyBuffer& u, const ffi::Any
                     const ffi::AnyBuffer& Dskip, const ffi::AnyBuffer& z, const ffi::AnyBuffer& delta_bias,
                     bool softplus, bool has_z, const Dims& dims, ffi::Result<ffi::AnyBuffer>& y,
                     ffi::Result<ffi::AnyBuffer>& last_state, ffi::Result<ffi::AnyBuffer>& chunk_states) {
+  Layout lay;
+  SS_RETURN_IF_ERROR(ChooseLayout(kFwdName, dims, kFwdChannelBudget, kFwdStateBudget, &lay));
   FwdArgs<T> args{In<T>(u), In<T>(delta), In<float>(A), In<T>(Bm), In<T>(Cm), In<float>(Dskip), In<T>(z),
                   In<float>(delta_bias), Out<T>(y), Out<float>(last_state), Out<float>(chunk_states), dims,
-                  MakeLayout(dims.state, kFwdChannelBudget, kFwdStateBudget), softplus, has_z};
+                  lay, softplus, has_z};
   return LaunchFwd(stream, args);
 }
 
@@ -195,12 +219,13 @@ ffi::Error BwdTyped(cudaStream_t stream, ffi::ScratchAllocator& scratch, const f
                     const ffi::AnyBuffer& delta_bias, const ffi::AnyBuffer& chunk_states,
                     const ffi::AnyBuffer& dy, const ffi::AnyBuffer& dlast, bool softplus, bool has_z,
                     const Dims& dims, BwdOutputs& out) {
+  Layout lay;
+  SS_RETURN_IF_ERROR(ChooseLayout(kBwdName, dims, kBwdChannelBudget, kBwdStateBudget, &lay));
   BwdArgs<T> args{In<T>(u), In<T>(delta), In<float>(A), In<T>(Bm), In<T>(Cm), In<float>(Dskip), In<T>(z),
                   In<float>(delta_bias), In<float>(chunk_states), In<T>(dy), In<float>(dlast),
                   Out<T>(out.du), Out<T>(out.ddelta), Out<float>(out.dA), Out<float>(out.dB),
                   Out<float>(out.dC), Out<float>(out.dDskip), Out<T>(out.dz), Out<float>(out.ddelta_bias),
-                  /*history=*/nullptr, /*hist_len=*/0, dims,
-                  MakeLayout(dims.state, kBwdChannelBudget, kBwdStateBudget), softplus, has_z};
+                  /*history=*/nullptr, /*hist_len=*/0, dims, lay, softplus, has_z};
   return LaunchBwd(stream, scratch, args);
 }
 

@@ -66,11 +66,26 @@ inline int Log2(int pow2) {
   return shift;
 }
 
-// Layout for state size n (1 <= n <= kMaxState) under the given shared-memory budgets.
-inline Layout MakeLayout(int64_t n, int channel_budget, int state_budget) {
+// The default states per thread for a padded state size: few lanes per channel (cheap
+// reductions) while one warp still holds at least 8 channels.
+inline int DefaultPerLane(int state_pad) {
+  return state_pad <= 4 ? state_pad : (state_pad <= 32 ? 4 : 8);
+}
+
+// Whether `per_lane` states per thread is a valid layout for padded state size `state_pad`:
+// a power of two in 1..8 (the kernels' instantiations), at most state_pad, with the
+// state_pad / per_lane lanes of one channel fitting in a warp.
+inline bool ValidPerLane(int per_lane, int state_pad) {
+  const bool pow2 = per_lane > 0 && (per_lane & (per_lane - 1)) == 0;
+  return pow2 && per_lane <= 8 && per_lane <= state_pad && state_pad / per_lane <= 32;
+}
+
+// Layout for state size n (1 <= n <= kMaxState) under the given shared-memory budgets;
+// per_lane = 0 picks DefaultPerLane, otherwise it must satisfy ValidPerLane.
+inline Layout MakeLayout(int64_t n, int channel_budget, int state_budget, int per_lane = 0) {
   Layout lay;
   lay.state_pad = NextPow2(n);
-  lay.per_lane = lay.state_pad <= 4 ? lay.state_pad : (lay.state_pad <= 32 ? 4 : 8);
+  lay.per_lane = per_lane > 0 ? per_lane : DefaultPerLane(lay.state_pad);
   lay.lanes = lay.state_pad / lay.per_lane;
   lay.channels = kThreads / lay.lanes;
   lay.channel_shift = Log2(lay.channels);

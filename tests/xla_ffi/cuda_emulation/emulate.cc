@@ -127,6 +127,20 @@ struct Inputs {
   bool softplus, has_z;
 };
 
+// The handlers' tuning override (selective_scan_cuda.cu): states per thread from
+// XLA_FFI_SCAN_CUDA_STATES_PER_THREAD, 0 (the default layout) when unset.
+int PerLaneOverride(const Dims& d) {
+  const char* text = std::getenv("XLA_FFI_SCAN_CUDA_STATES_PER_THREAD");
+  if (text == nullptr || text[0] == '\0') return 0;
+  const int per_lane = std::atoi(text);
+  if (!ValidPerLane(per_lane, NextPow2(d.state))) {
+    std::fprintf(stderr, "emulate: invalid states per thread %s for N=%lld\n", text,
+                 static_cast<long long>(d.state));
+    std::exit(5);
+  }
+  return per_lane;
+}
+
 template <typename T>
 void Forward(const Inputs& in) {
   const Dims& d = in.dims;
@@ -141,7 +155,7 @@ void Forward(const Inputs& in) {
   if (d.length == 0) std::fill(chunks.begin(), chunks.end(), 0.f);  // the handler's memset
   FwdArgs<T> args{u.data(), delta.data(), A.data(), Bm.data(), Cm.data(), Dskip.data(), z.data(),
                   bias.data(), y.data(), last.data(), chunks.data(), d,
-                  MakeLayout(d.state, kFwdChannelBudget, kFwdStateBudget), in.softplus, in.has_z};
+                  MakeLayout(d.state, kFwdChannelBudget, kFwdStateBudget, PerLaneOverride(d)), in.softplus, in.has_z};
   DispatchK(args.lay.per_lane, [&](auto k) {
     RunGrid(WorkItems(d, args.lay), SharedBytes(args.lay, kFwdChannelArrays, kFwdStateArrays),
             [&args] { SelectiveScanFwdKernel<T, decltype(k)::value>(args); });
@@ -166,7 +180,7 @@ void Backward(const Inputs& in) {
   BwdArgs<T> args{u.data(), delta.data(), A.data(), Bm.data(), Cm.data(), Dskip.data(), z.data(),
                   bias.data(), chunks.data(), dy.data(), dlast.data(), du.data(), ddelta.data(), dA.data(),
                   dB.data(), dC.data(), dD.data(), dz.data(), dbias.data(), nullptr, 0, d,
-                  MakeLayout(d.state, kBwdChannelBudget, kBwdStateBudget), in.softplus, in.has_z};
+                  MakeLayout(d.state, kBwdChannelBudget, kBwdStateBudget, PerLaneOverride(d)), in.softplus, in.has_z};
   if (WorkItems(d, args.lay) > 0 && d.length > 0) {
     const BwdGrid grid = MakeBwdGrid(d, args.lay);
     std::vector<float> history(grid.slot_bytes / sizeof(float) * grid.blocks,
