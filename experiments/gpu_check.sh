@@ -8,14 +8,18 @@
 # It builds the package with the CUDA library required, runs the gpu-marked tests, runs
 # the benchmark at 1,512,768,16 and 8,2048,1536,16 for float32 and bfloat16 and measures
 # the device copy bandwidth (a jitted copy of a 2 GiB array) in the same process, so the
-# "half of copy bandwidth" target can be judged. Everything lands in $OUT (six files):
+# "half of copy bandwidth" target can be judged; then it times the ffi path under each
+# states-per-thread layout (XLA_FFI_SCAN_CUDA_STATES_PER_THREAD) and profiles the kernels
+# once with Nsight Compute. Everything lands in $OUT (eight files):
 #   env.txt         GPU, driver, nvcc, Python and JAX versions
 #   build.log       pip install output and the registered handler platforms
 #   pytest_gpu.log  the gpu-marked tests
 #   bench.log       the benchmark's table and target figures
 #   bench.json      the benchmark's results (copy_gb_per_s, fraction_of_copy_bw per row)
+#   sweep.log       ffi fwd and fwd+bwd times per states-per-thread layout (1, 2, 4, 8)
+#   ncu.txt         Nsight Compute: speed of light, occupancy, launch and memory sections
 #   steps.log       each step's exit status and duration
-# Each step has its own time limit (570 s together, under one device command's 600 s), and
+# Each step has its own time limit (about 5 minutes in all when nothing hangs), and
 # a failing step does not stop the later ones. Run it with the device tool's timeout_s=600.
 
 set -uo pipefail
@@ -60,5 +64,26 @@ step pytest_gpu 150 "$OUT/pytest_gpu.log" \
 step bench 210 "$OUT/bench.log" \
   "$PY" -m experiments.bench_selective_scan --preset=gpu --shapes='1,512,768,16;8,2048,1536,16' \
   --dtypes=float32,bfloat16 --copy_mb=2048 --json_out="$OUT/bench.json"
+
+# 4. The ffi path under each states-per-thread layout (the default is 4 for N=16).
+SHAPES='1,512,768,16;8,2048,1536,16'
+for k in 1 2 4 8; do
+  echo "== XLA_FFI_SCAN_CUDA_STATES_PER_THREAD=$k" >>"$OUT/sweep.log"
+  step "sweep_k$k" 40 "$OUT/sweep.log" env XLA_FFI_SCAN_CUDA_STATES_PER_THREAD=$k \
+    "$PY" -m experiments.bench_selective_scan --platform=cuda --shapes="$SHAPES" --dtypes=float32 \
+    --impls=ffi --repeats=10 --warmup=2
+done
+
+# 5. One profile of the forward and backward kernels at the large shape.
+NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
+if [ -n "$NCU" ]; then
+  step ncu 100 "$OUT/ncu.txt" "$NCU" --target-processes all -k regex:SelectiveScan --launch-count 3 \
+    --section SpeedOfLight --section Occupancy --section LaunchStats --section MemoryWorkloadAnalysis \
+    --section SchedulerStats --section WarpStateStats \
+    "$PY" -m experiments.bench_selective_scan --platform=cuda --shapes=8,2048,1536,16 --dtypes=float32 \
+    --impls=ffi --repeats=1 --warmup=0
+else
+  echo "ncu: not found" | tee -a "$OUT/steps.log"
+fi
 
 cat "$OUT/steps.log"
