@@ -1,33 +1,47 @@
-"""Slippi replay ingestion, dataset statistics, the embedding spec and training windows."""
+"""Slippi replay ingestion, dataset statistics, the embedding spec and training windows.
 
-from exphil.data.batch import Targets, WindowBatch
-from exphil.data.build import BuildSummary, build_dataset, read_manifest
-from exphil.data.features import ReplayFeatures, load_features, replay_features
-from exphil.data.parse import BadReplay, ParsedReplay, SkippedReplay, parse_replay
-from exphil.data.spec import BUTTONS, EmbeddingSpec
-from exphil.data.stats import load_stats, press_rates
-from exphil.data.window_config import SelectionFilters, WindowConfig
-from exphil.data.windows import WindowIterator, make_windows
+Names are imported on first use (PEP 562), so that importing one submodule, as every
+ingest worker does with ``exphil.data.ingest``, does not import the others.
+"""
 
-__all__ = [
-    "BUTTONS",
-    "BadReplay",
-    "BuildSummary",
-    "EmbeddingSpec",
-    "ParsedReplay",
-    "ReplayFeatures",
-    "SelectionFilters",
-    "SkippedReplay",
-    "Targets",
-    "WindowBatch",
-    "WindowConfig",
-    "WindowIterator",
-    "build_dataset",
-    "load_features",
-    "load_stats",
-    "make_windows",
-    "parse_replay",
-    "press_rates",
-    "read_manifest",
-    "replay_features",
-]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "BUTTONS": "spec",
+    "BadReplay": "parse",
+    "BuildSummary": "build",
+    "EmbeddingSpec": "spec",
+    "ParsedReplay": "parse",
+    "ReplayFeatures": "features",
+    "SelectionFilters": "window_config",
+    "SkippedReplay": "parse",
+    "Targets": "batch",
+    "WindowBatch": "batch",
+    "WindowConfig": "window_config",
+    "WindowIterator": "windows",
+    "build_dataset": "build",
+    "load_features": "features",
+    "load_stats": "stats",
+    "make_windows": "windows",
+    "parse_replay": "parse",
+    "press_rates": "stats",
+    "read_manifest": "build",
+    "replay_features": "features",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -16,23 +16,20 @@ from the replay folder leave the manifest (their tables stay, unreferenced).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import hashlib
 import json
-import multiprocessing
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 from tqdm import tqdm
 
 from exphil.data import stats as stats_lib
-from exphil.data.parse import BadReplay, SkippedReplay, parse_replay
+from exphil.data.ingest import ingest_file
+from exphil.data.pool import ingest_rows
 from exphil.data.storage import read_table, write_table_atomic
 
 __all__ = [
@@ -45,8 +42,6 @@ __all__ = [
 ]
 
 MANIFEST_FILE = "manifest.parquet"
-TABLES_DIR = "tables"
-_META_KEY = b"exphil.replay"
 
 MANIFEST_SCHEMA = pa.schema([
     ("path", pa.string()),            # the input file (absolute)
@@ -101,47 +96,6 @@ class BuildSummary:
         return "\n".join(lines)
 
 
-def _md5(path: Path) -> str:
-    h = hashlib.md5(usedforsecurity=False)
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def ingest_file(path: str | Path, out: str | Path) -> dict[str, Any]:
-    """Ingest one file into dataset folder ``out``; return its manifest row (never raises for bad input)."""
-    path, out = Path(path), Path(out)
-    row: dict[str, Any] = {"path": str(path)}
-    try:
-        st = path.stat()
-        row.update(size=st.st_size, mtime_ns=st.st_mtime_ns)
-        digest = _md5(path)
-        row["hash"] = digest
-        rel = f"{TABLES_DIR}/{digest[:2]}/{digest}.parquet"
-        dest = out / rel
-        if dest.exists():
-            meta = json.loads(pq.read_schema(dest).metadata[_META_KEY])
-        else:
-            parsed = parse_replay(path)
-            meta = {"info": parsed.info, "counts": stats_lib.replay_counts(parsed.table)}
-            table = parsed.table.replace_schema_metadata({_META_KEY: json.dumps(meta).encode()})
-            write_table_atomic(table, dest)
-        row.update(meta["info"])
-        row.update(status="ok", reason="", table=rel, counts=json.dumps(meta["counts"]))
-    except SkippedReplay as err:
-        row.update(status="skipped", reason=str(err))
-    except BadReplay as err:
-        row.update(status="error", reason=str(err))
-    except Exception as err:  # one bad file never stops a build: record it and go on
-        row.update(status="error", reason=f"{path.name}: {type(err).__name__}: {err}")
-    return row
-
-
-def _ingest_job(args: tuple[str, str]) -> dict[str, Any]:
-    return ingest_file(*args)
-
-
 def read_manifest(data_dir: str | Path) -> pa.Table:
     """The dataset's manifest table; a clear error names the folder when there is none."""
     path = Path(data_dir) / MANIFEST_FILE
@@ -188,9 +142,10 @@ def build_dataset(replays: str | Path, out: str | Path, *, workers: int = 2,
                   checkpoint_every: int = 1000, progress: bool = True) -> BuildSummary:
     """Ingest every ``*.slp`` under ``replays`` into dataset folder ``out`` (incrementally).
 
-    ``workers`` processes parse in parallel (spawned, so safe on every platform); the
-    manifest is rewritten every ``checkpoint_every`` processed files so a killed build
-    loses little (a rerun picks up where it stopped).
+    ``workers`` processes parse in parallel (:mod:`exphil.data.pool`: this process works
+    while they start, nothing is forked from it); the manifest is rewritten every
+    ``checkpoint_every`` processed files so a killed build loses little (a rerun picks up
+    where it stopped).
     """
     replays, out = Path(replays).resolve(), Path(out)
     if not replays.is_dir():
@@ -212,15 +167,14 @@ def build_dataset(replays: str | Path, out: str | Path, *, workers: int = 2,
             todo.append(f)
     reused = len(rows)
     new_frames = 0
-    jobs = [(str(f), str(out)) for f in todo]
-    with _row_stream(jobs, workers) as stream:
-        for done, row in enumerate(tqdm(stream, total=len(jobs), desc="ingest", unit="replay",
-                                        disable=not progress), 1):
-            rows[row["path"]] = row
-            if row["status"] == "ok":
-                new_frames += row["frames"]
-            if done % checkpoint_every == 0:
-                _write_manifest(rows.values(), out)
+    stream = ingest_rows([str(f) for f in todo], str(out), workers)
+    for done, row in enumerate(tqdm(stream, total=len(todo), desc="ingest", unit="replay",
+                                    disable=not progress), 1):
+        rows[row["path"]] = row
+        if row["status"] == "ok":
+            new_frames += row["frames"]
+        if done % checkpoint_every == 0:
+            _write_manifest(rows.values(), out)
     if todo or rows.keys() != old.keys() or not (out / stats_lib.STATS_FILE).exists():
         final = _write_manifest(rows.values(), out)
         _write_stats(final, out)
@@ -233,17 +187,3 @@ def build_dataset(replays: str | Path, out: str | Path, *, workers: int = 2,
         errors=sum(r["status"] == "error" for r in final),
         reused=reused, parsed=len(todo), frames=new_frames,
         seconds=time.perf_counter() - start, problems=problems)
-
-
-@contextlib.contextmanager
-def _row_stream(jobs: list[tuple[str, str]], workers: int) -> Iterator[Iterable[dict[str, Any]]]:
-    """Ingested rows, computed in this process or by a pool of spawned workers (any order)."""
-    if workers <= 1 or len(jobs) <= 1:
-        yield map(_ingest_job, jobs)
-        return
-    pool = multiprocessing.get_context("spawn").Pool(min(workers, len(jobs)))
-    try:
-        yield pool.imap_unordered(_ingest_job, jobs, chunksize=1)
-    finally:
-        pool.terminate()
-        pool.join()

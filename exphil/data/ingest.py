@@ -1,0 +1,62 @@
+"""One replay file -> its Parquet table in a dataset folder and its manifest row.
+
+This is the code ingest workers run, so it imports only what parsing and writing need
+(numpy, pyarrow, pyarrow.parquet, peppi_py): a spawned worker's start-up is part of every
+build's wall time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from exphil.data import stats as stats_lib
+from exphil.data.parse import BadReplay, SkippedReplay, parse_replay
+from exphil.data.storage import write_table_atomic
+
+__all__ = ["META_KEY", "TABLES_DIR", "ingest_file"]
+
+TABLES_DIR = "tables"
+META_KEY = b"exphil.replay"
+"""Schema metadata key of a stored table: JSON of the replay's manifest facts and counts."""
+
+
+def _md5(path: Path) -> str:
+    h = hashlib.md5(usedforsecurity=False)
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def ingest_file(path: str | Path, out: str | Path) -> dict[str, Any]:
+    """Ingest one file into dataset folder ``out``; return its manifest row (never raises for bad input)."""
+    path, out = Path(path), Path(out)
+    row: dict[str, Any] = {"path": str(path)}
+    try:
+        st = path.stat()
+        row.update(size=st.st_size, mtime_ns=st.st_mtime_ns)
+        digest = _md5(path)
+        row["hash"] = digest
+        rel = f"{TABLES_DIR}/{digest[:2]}/{digest}.parquet"
+        dest = out / rel
+        if dest.exists():
+            meta = json.loads(pq.read_schema(dest).metadata[META_KEY])
+        else:
+            parsed = parse_replay(path)
+            meta = {"info": parsed.info, "counts": stats_lib.replay_counts(parsed.table)}
+            table = parsed.table.replace_schema_metadata({META_KEY: json.dumps(meta).encode()})
+            write_table_atomic(table, dest)
+        row.update(meta["info"])
+        row.update(status="ok", reason="", table=rel, counts=json.dumps(meta["counts"]))
+    except SkippedReplay as err:
+        row.update(status="skipped", reason=str(err))
+    except BadReplay as err:
+        row.update(status="error", reason=str(err))
+    except Exception as err:  # one bad file never stops a build: record it and go on
+        row.update(status="error", reason=f"{path.name}: {type(err).__name__}: {err}")
+    return row
