@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from exphil.data.arrow_numpy import filled, single_chunk, valid
 from exphil.data.spec import BUTTONS, NULL_DEFAULTS, PLAYER_PREFIXES, STICKS, EmbeddingSpec, column
 from exphil.data.storage import read_table
 
@@ -56,18 +56,11 @@ def feature_columns(spec: EmbeddingSpec, pov: int) -> list[str]:
     return cols
 
 
-def _numpy(col: pa.ChunkedArray | pa.Array, default: float | int) -> np.ndarray:
-    """Column as numpy with nulls replaced by ``default``."""
-    if col.null_count:
-        col = pc.fill_null(col, pa.scalar(default).cast(col.type))
-    return col.to_numpy(zero_copy_only=False)
-
-
 def replay_features(table: pa.Table, pov: int, spec: EmbeddingSpec, *, pad: int = 0) -> ReplayFeatures:
     """Features of player ``pov`` (0 or 1) from a stored replay table, padded by ``pad`` rows.
 
-    Arrays are allocated once at their padded size and filled one contiguous feature row at
-    a time (transposed), then turned frame-major with a single copy.
+    Each column is read as a zero-copy numpy view (nulls replaced by their default) and
+    written once into a feature-major array, turned frame-major with a single copy.
     """
     n = table.num_rows
     fields = spec.player_numeric_fields
@@ -78,24 +71,25 @@ def replay_features(table: pa.Table, pov: int, spec: EmbeddingSpec, *, pad: int 
         for j, f in enumerate(fields):
             out = state_t[side * len(fields) + j, :n]
             if f == "nana_present":
-                out[:] = table[column(prefix, "nana_x")].is_valid().to_numpy(zero_copy_only=False)
+                ok = valid(single_chunk(table[column(prefix, "nana_x")]))
+                out[:] = 1.0 if ok is None else ok
             else:
-                np.multiply(_numpy(table[column(prefix, f)], NULL_DEFAULTS.get(f, 0)),
+                np.multiply(filled(table[column(prefix, f)], NULL_DEFAULTS.get(f, 0)),
                             np.float32(spec.scale(f)), out=out, casting="unsafe")
         for j, f in enumerate(cat_fields):
-            v = _numpy(table[column(prefix, f)], NULL_DEFAULTS.get(f, 0))
+            v = filled(table[column(prefix, f)], NULL_DEFAULTS.get(f, 0))
             categorical_t[side * len(cat_fields) + j, :n] = spec.clip_category(f"self_{f}", v)
-    categorical_t[-1, :n] = spec.clip_category("stage", _numpy(table["stage"], 0))
+    categorical_t[-1, :n] = spec.clip_category("stage", filled(table["stage"], 0))
     state, categorical = np.ascontiguousarray(state_t.T), np.ascontiguousarray(categorical_t.T)
     prefix = PLAYER_PREFIXES[pov]
     buttons = np.zeros((n + pad, len(BUTTONS)), np.float32)
     for j, b in enumerate(BUTTONS):
-        buttons[:n, j] = _numpy(table[column(prefix, f"btn_{b}")], 0)
+        buttons[:n, j] = filled(table[column(prefix, f"btn_{b}")], 0)
     sticks = np.zeros((n + pad, len(STICKS)), np.int32)
     for j, name in enumerate(STICKS):
-        sticks[:n, j] = spec.stick_to_class(_numpy(table[column(prefix, name)], 0.5))
+        sticks[:n, j] = spec.stick_to_class(filled(table[column(prefix, name)], 0.5))
     shoulder = np.zeros(n + pad, np.int32)
-    shoulder[:n] = spec.shoulder_to_class(_numpy(table[column(prefix, "shoulder")], 0.0))
+    shoulder[:n] = spec.shoulder_to_class(filled(table[column(prefix, "shoulder")], 0.0))
     # row t holds the controller of frame t - 1; row 0 and the padding hold the neutral one
     prev = np.empty((n + pad, len(BUTTONS) + len(STICKS) + 1), np.float32)
     prev[:] = neutral_controller(spec)

@@ -29,7 +29,8 @@ from typing import Any
 import numpy as np
 import peppi_py
 import pyarrow as pa
-import pyarrow.compute as pc
+
+from exphil.data.arrow_numpy import valid, values
 
 __all__ = [
     "FIRST_PLAYABLE_FRAME",
@@ -99,7 +100,7 @@ def replay_info(game: Any) -> dict[str, Any]:
 
 @dataclasses.dataclass(frozen=True)
 class _Rows:
-    """The kept rows: a zero-copy slice when they are contiguous (no rollback), else a gather."""
+    """The kept rows: a slice when they are contiguous (no rollback), else a gather."""
 
     index: np.ndarray
 
@@ -107,44 +108,62 @@ class _Rows:
     def n(self) -> int:
         return len(self.index)
 
-    def take(self, arr: pa.Array) -> pa.Array:
+    def take(self, values: np.ndarray) -> np.ndarray:
         first = int(self.index[0])
         if self.index[-1] - first + 1 == self.n:  # ids unique and in order: one contiguous run
-            return arr.slice(first, self.n)
-        return pc.take(arr, pa.array(self.index))
+            return values[first:first + self.n]
+        return values[self.index]
+
+    def array(self, arr: pa.Array | None, dtype: type, fn: Any = None) -> pa.Array:
+        """The kept rows of peppi column ``arr`` as ``dtype`` (after ``fn``), nulls kept;
+        all-null when the field is absent (older Slippi versions)."""
+        if arr is None:
+            return pa.nulls(self.n, pa.from_numpy_dtype(dtype))
+        v = self.take(values(arr))
+        v = (v if fn is None else fn(v)).astype(dtype, copy=False)
+        ok = valid(arr)
+        return pa.array(v, mask=None if ok is None else ~self.take(ok))
 
 
-def _take(arr: pa.Array | None, rows: _Rows, dtype: pa.DataType) -> pa.Array:
-    """The kept rows of ``arr`` cast to ``dtype``; all-null when the field is absent."""
-    if arr is None:
-        return pa.nulls(rows.n, dtype)
-    return rows.take(arr).cast(dtype)
+def _on_ground(airborne: np.ndarray) -> np.ndarray:
+    return airborne == 0
+
+
+def _invulnerable(hurtbox: np.ndarray) -> np.ndarray:
+    return hurtbox != 0
+
+
+def _external_character(internal: np.ndarray) -> np.ndarray:
+    return INTERNAL_TO_EXTERNAL[np.minimum(internal, 32)]
+
+
+def _to_unit(stick: np.ndarray) -> np.ndarray:
+    """Stick axis [-1, 1] -> [0, 1] (0.5 centre)."""
+    return np.clip(stick * 0.5 + 0.5, 0.0, 1.0)
 
 
 def _player_columns(port: Any, rows: _Rows) -> dict[str, pa.Array]:
     """Per-frame state, Nana and controller columns of one player (names without prefix)."""
     pre, post = port.leader.pre, port.leader.post
-    f32 = pa.float32()
-    cols: dict[str, pa.Array] = {}
-    character = rows.take(post.character).to_numpy(zero_copy_only=False)
-    cols["character"] = pa.array(INTERNAL_TO_EXTERNAL[np.minimum(character, 32)])
-    cols["x"] = _take(post.position.x, rows, f32)
-    cols["y"] = _take(post.position.y, rows, f32)
-    cols["action"] = _take(post.state, rows, pa.uint16())
-    cols["action_frame"] = _take(post.state_age, rows, f32)
-    cols["percent"] = _take(post.percent, rows, f32)
-    cols["stocks"] = _take(post.stocks, rows, pa.uint8())
-    cols["facing"] = _take(post.direction, rows, f32)
-    cols["jumps"] = _take(post.jumps, rows, pa.uint8())
-    cols["shield"] = _take(post.shield, rows, f32)
-    airborne = _take(post.airborne, rows, pa.uint8())
-    cols["on_ground"] = pc.equal(airborne, 0)
-    cols["hitlag"] = _take(post.hitlag, rows, f32)
-    hurtbox = _take(post.hurtbox_state, rows, pa.uint8())
-    cols["invulnerable"] = pc.not_equal(hurtbox, 0)
+    f32, u8, u16 = np.float32, np.uint8, np.uint16
     vel = post.velocities
+    cols: dict[str, pa.Array] = {
+        "character": rows.array(post.character, u8, _external_character),
+        "x": rows.array(post.position.x, f32),
+        "y": rows.array(post.position.y, f32),
+        "action": rows.array(post.state, u16),
+        "action_frame": rows.array(post.state_age, f32),
+        "percent": rows.array(post.percent, f32),
+        "stocks": rows.array(post.stocks, u8),
+        "facing": rows.array(post.direction, f32),
+        "jumps": rows.array(post.jumps, u8),
+        "shield": rows.array(post.shield, f32),
+        "on_ground": rows.array(post.airborne, np.bool_, _on_ground),
+        "hitlag": rows.array(post.hitlag, f32),
+        "invulnerable": rows.array(post.hurtbox_state, np.bool_, _invulnerable),
+    }
     for name in ("self_x_air", "self_y", "knockback_x", "knockback_y", "self_x_ground"):
-        cols[f"vel_{name}"] = _take(None if vel is None else getattr(vel, name), rows, f32)
+        cols[f"vel_{name}"] = rows.array(None if vel is None else getattr(vel, name), f32)
     cols.update(_nana_columns(port.follower, rows))
     cols.update(_controller_columns(pre, rows))
     return cols
@@ -152,36 +171,32 @@ def _player_columns(port: Any, rows: _Rows) -> dict[str, pa.Array]:
 
 def _nana_columns(follower: Any, rows: _Rows) -> dict[str, pa.Array]:
     """Nana's columns; null rows where there is no follower or she is dead."""
-    f32 = pa.float32()
     post = None if follower is None else follower.post
 
     def get(name: str) -> pa.Array | None:
         return None if post is None else getattr(post, name)
 
     pos = get("position")
-    airborne = _take(get("airborne"), rows, pa.uint8())
     return {
-        "nana_x": _take(None if pos is None else pos.x, rows, f32),
-        "nana_y": _take(None if pos is None else pos.y, rows, f32),
-        "nana_action": _take(get("state"), rows, pa.uint16()),
-        "nana_action_frame": _take(get("state_age"), rows, f32),
-        "nana_percent": _take(get("percent"), rows, f32),
-        "nana_facing": _take(get("direction"), rows, f32),
-        "nana_on_ground": pc.equal(airborne, 0),
-        "nana_shield": _take(get("shield"), rows, f32),
+        "nana_x": rows.array(None if pos is None else pos.x, np.float32),
+        "nana_y": rows.array(None if pos is None else pos.y, np.float32),
+        "nana_action": rows.array(get("state"), np.uint16),
+        "nana_action_frame": rows.array(get("state_age"), np.float32),
+        "nana_percent": rows.array(get("percent"), np.float32),
+        "nana_facing": rows.array(get("direction"), np.float32),
+        "nana_on_ground": rows.array(get("airborne"), np.bool_, _on_ground),
+        "nana_shield": rows.array(get("shield"), np.float32),
     }
 
 
 def _controller_columns(pre: Any, rows: _Rows) -> dict[str, pa.Array]:
     """Buttons from the physical bits, sticks mapped to [0, 1], processed analog shoulder."""
-    bits = rows.take(pre.buttons_physical).to_numpy(zero_copy_only=False)
+    bits = rows.take(values(pre.buttons_physical))
     cols: dict[str, pa.Array] = {f"btn_{b}": pa.array((bits & bit) != 0) for b, bit in BUTTON_BITS.items()}
     for name, arr in (("main_x", pre.joystick.x), ("main_y", pre.joystick.y),
                       ("c_x", pre.cstick.x), ("c_y", pre.cstick.y)):
-        v = rows.take(arr).to_numpy(zero_copy_only=False)
-        cols[name] = pa.array(np.clip(v * 0.5 + 0.5, 0.0, 1.0).astype(np.float32))
-    shoulder = rows.take(pre.triggers).to_numpy(zero_copy_only=False)
-    cols["shoulder"] = pa.array(np.clip(shoulder, 0.0, 1.0).astype(np.float32))
+        cols[name] = rows.array(arr, np.float32, _to_unit)
+    cols["shoulder"] = rows.array(pre.triggers, np.float32, lambda v: np.clip(v, 0.0, 1.0))
     return cols
 
 
@@ -203,7 +218,7 @@ def parse_replay(path: str | Path) -> ParsedReplay:
         raise SkippedReplay(f"{path.name}: {info['num_players']} players (only two-player games are kept)")
     if game.frames is None or len(game.frames.id) == 0:
         raise BadReplay(f"{path.name}: replay has no frames")
-    ids = game.frames.id.to_numpy(zero_copy_only=False)
+    ids = values(game.frames.id)
     keep_np = kept_rows(ids)
     if len(keep_np) == 0:
         raise BadReplay(f"{path.name}: no playable frames (last frame id {int(ids.max())})")

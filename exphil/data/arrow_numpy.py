@@ -1,0 +1,57 @@
+"""Arrow arrays as numpy without the pyarrow.compute module: values zero-copy, nulls as a mask.
+
+``pyarrow.compute`` takes longer to import than parsing a short replay, and ingest workers
+pay every import at start-up; the feature conversion calls these once per column.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+__all__ = ["filled", "single_chunk", "valid", "values"]
+
+_NUMPY_TYPES = {pa.from_numpy_dtype(t): np.dtype(t) for t in (
+    np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.float32, np.float64)}
+
+
+def single_chunk(col: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """A column as one array (a table read from one row group already is one)."""
+    if isinstance(col, pa.ChunkedArray):
+        return col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
+    return col
+
+
+def values(arr: pa.Array) -> np.ndarray:
+    """The values of a numeric or boolean array; null slots hold whatever was stored.
+
+    Numeric values are a zero-copy view; booleans are unpacked from their bits.
+    """
+    if arr.type == pa.bool_():
+        if arr.null_count == len(arr):
+            return np.zeros(len(arr), bool)
+        bits = np.frombuffer(arr.buffers()[1], np.uint8)
+        return np.unpackbits(bits, count=arr.offset + len(arr), bitorder="little")[arr.offset:].view(bool)
+    if arr.null_count == len(arr):  # an all-null array may have no value buffer
+        return np.zeros(len(arr), _NUMPY_TYPES[arr.type])
+    return np.frombuffer(arr.buffers()[1], _NUMPY_TYPES[arr.type], count=arr.offset + len(arr))[arr.offset:]
+
+
+def valid(arr: pa.Array) -> np.ndarray | None:
+    """Bool per slot, False where null; None when the array has no nulls."""
+    if arr.null_count == 0:
+        return None
+    if arr.null_count == len(arr):
+        return np.zeros(len(arr), bool)
+    bits = np.frombuffer(arr.buffers()[0], np.uint8)
+    return np.unpackbits(bits, count=arr.offset + len(arr), bitorder="little")[arr.offset:].view(bool)
+
+
+def filled(col: pa.Array | pa.ChunkedArray, default: float | int) -> np.ndarray:
+    """A column's values with nulls replaced by ``default`` (no copy when there are none)."""
+    arr = single_chunk(col)
+    v = values(arr)
+    ok = valid(arr)
+    if ok is None:
+        return v
+    return np.where(ok, v, np.asarray(default, v.dtype))
