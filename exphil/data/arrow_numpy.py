@@ -1,7 +1,8 @@
-"""Arrow arrays as numpy without the pyarrow.compute module: values zero-copy, nulls as a mask.
+"""Arrow arrays to and from numpy without pyarrow.compute or numpy.ma: values zero-copy, nulls as a mask.
 
-``pyarrow.compute`` takes longer to import than parsing a short replay, and ingest workers
-pay every import at start-up; the feature conversion calls these once per column.
+``pyarrow.compute`` takes longer to import than parsing a short replay, and so does
+``numpy.ma``, which ``pa.array(ndarray)`` imports on first use; ingest workers pay every
+import at start-up. The feature conversion calls these once per column.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-__all__ = ["filled", "single_chunk", "valid", "values"]
+__all__ = ["filled", "from_numpy", "single_chunk", "valid", "values"]
 
 _NUMPY_TYPES = {pa.from_numpy_dtype(t): np.dtype(t) for t in (
     np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.float32, np.float64)}
@@ -55,3 +56,19 @@ def filled(col: pa.Array | pa.ChunkedArray, default: float | int) -> np.ndarray:
     if ok is None:
         return v
     return np.where(ok, v, np.asarray(default, v.dtype))
+
+
+def from_numpy(v: np.ndarray, ok: np.ndarray | None = None) -> pa.Array:
+    """A numeric or boolean numpy array as an Arrow array (numeric values zero-copy), null
+    where ``ok`` is False."""
+    n = len(v)
+    validity = None if ok is None else pa.py_buffer(np.packbits(ok, bitorder="little"))
+    if v.dtype == np.bool_:
+        data = pa.py_buffer(np.packbits(v, bitorder="little"))
+        typ = pa.bool_()
+    else:
+        v = np.ascontiguousarray(v)
+        data = pa.py_buffer(v)
+        typ = pa.from_numpy_dtype(v.dtype)
+    null_count = -1 if ok is None else n - int(np.count_nonzero(ok))
+    return pa.Array.from_buffers(typ, n, [validity, data], null_count=null_count)

@@ -30,7 +30,7 @@ import numpy as np
 import peppi_py
 import pyarrow as pa
 
-from exphil.data.arrow_numpy import valid, values
+from exphil.data.arrow_numpy import from_numpy, valid, values
 
 __all__ = [
     "FIRST_PLAYABLE_FRAME",
@@ -122,7 +122,7 @@ class _Rows:
         v = self.take(values(arr))
         v = (v if fn is None else fn(v)).astype(dtype, copy=False)
         ok = valid(arr)
-        return pa.array(v, mask=None if ok is None else ~self.take(ok))
+        return from_numpy(v, None if ok is None else self.take(ok))
 
 
 def _on_ground(airborne: np.ndarray) -> np.ndarray:
@@ -192,7 +192,7 @@ def _nana_columns(follower: Any, rows: _Rows) -> dict[str, pa.Array]:
 def _controller_columns(pre: Any, rows: _Rows) -> dict[str, pa.Array]:
     """Buttons from the physical bits, sticks mapped to [0, 1], processed analog shoulder."""
     bits = rows.take(values(pre.buttons_physical))
-    cols: dict[str, pa.Array] = {f"btn_{b}": pa.array((bits & bit) != 0) for b, bit in BUTTON_BITS.items()}
+    cols: dict[str, pa.Array] = {f"btn_{b}": from_numpy((bits & bit) != 0) for b, bit in BUTTON_BITS.items()}
     for name, arr in (("main_x", pre.joystick.x), ("main_y", pre.joystick.y),
                       ("c_x", pre.cstick.x), ("c_y", pre.cstick.y)):
         cols[name] = rows.array(arr, np.float32, _to_unit)
@@ -226,8 +226,8 @@ def parse_replay(path: str | Path) -> ParsedReplay:
     n = rows.n
     order = sorted(range(len(game.start.players)), key=lambda i: int(game.start.players[i].port.value))
     cols: dict[str, pa.Array] = {
-        "frame": pa.array(ids[keep_np].astype(np.int32)),
-        "stage": pa.array(np.full(n, info["stage"], np.uint16)),
+        "frame": from_numpy(ids[keep_np].astype(np.int32)),
+        "stage": from_numpy(np.full(n, info["stage"], np.uint16)),
     }
     for i, idx in enumerate(order):
         for name, arr in _player_columns(game.frames.ports[idx], rows).items():

@@ -7,7 +7,7 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exphil.data.arrow_numpy import filled, valid, values
+from exphil.data.arrow_numpy import filled, from_numpy, valid, values
 
 _TYPES = {"bool": (pa.bool_(), st.booleans()),
           "uint8": (pa.uint8(), st.integers(0, 255)),
@@ -45,3 +45,12 @@ def test_filled_values_and_mask_match_pylist(case):
     got = filled(col, default)
     assert got.dtype == v.dtype
     np.testing.assert_array_equal(got, np.array([default if x is None else x for x in py], v.dtype))
+
+
+@settings(max_examples=100, deadline=None)
+@given(_arrays())
+def test_from_numpy_round_trips(case):
+    arr, _ = case
+    back = from_numpy(values(arr), valid(arr))
+    back.validate(full=True)
+    assert back.type == arr.type and back.to_pylist() == arr.to_pylist()
