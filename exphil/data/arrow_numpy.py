@@ -51,6 +51,8 @@ def valid(arr: pa.Array) -> np.ndarray | None:
 def filled(col: pa.Array | pa.ChunkedArray, default: float | int) -> np.ndarray:
     """A column's values with nulls replaced by ``default`` (no copy when there are none)."""
     arr = single_chunk(col)
+    if arr.null_count == len(arr):
+        return np.full(len(arr), default, _NUMPY_TYPES.get(arr.type, np.dtype(bool)))
     v = values(arr)
     ok = valid(arr)
     if ok is None:
