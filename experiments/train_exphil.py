@@ -5,6 +5,11 @@
     python -m experiments.train_exphil --data=DATASET_DIR --preset=smoke --run_dir=runs/s
     python -m experiments.train_exphil --preset=multishine --run_dir=runs/ms
     python -m experiments.train_exphil --resume=runs/a      # nothing else needed
+    python -m experiments.train_exphil --resume=runs/a --steps=4000   # extend a finished run
+
+With ``--resume`` only the flags in ``exphil.train.config.RESUMABLE`` may be given (the run's
+length and its logging, evaluation and checkpoint cadence); they are written to the run's
+config.json. Any other config flag, or ``--preset``, is an error naming it.
 
 ``--arch`` is short for ``--policy.arch``. Every config field is a flag (``--helpfull``
 lists them: ``--policy.hidden``, ``--windows.delay``, ``--optim.lr``, ``--loss.focal_gamma``...).
@@ -15,12 +20,14 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from absl import flags, logging
+from absl import app, flags, logging
 
 from experiments.launcher import launch
 from exphil.data.paths import default_replay_dir
 from exphil.train import TrainConfig, train
+from exphil.train.config import RESUMABLE
 from exphil.train.parallel import init_distributed
+from runkit import config_tree
 
 MULTISHINE_SLP = str(default_replay_dir() / "exphil_fox_multishine_closed.slp")
 
@@ -59,10 +66,30 @@ def quiet_orbax() -> None:
         logging.set_verbosity(logging.WARNING)
 
 
+def resume_overrides(cfg: TrainConfig, flag_values: flags.FlagValues = flags.FLAGS) -> dict:
+    """``{dotted name: value}`` of every config flag given on the command line besides ``--resume``.
+
+    ``--preset`` cannot accompany ``--resume`` (a preset would rewrite the saved config).
+    """
+    if flag_values["preset"].present:
+        raise app.UsageError(f"--preset cannot be given with --resume={cfg.resume}: the run folder's "
+                             "config.json fixes the run")
+    values = config_tree.flatten(cfg)
+    given = {name: values[name] for name in values if name != "resume" and flag_values[name].present}
+    fixed = [f"--{name}" for name in sorted(given) if name not in RESUMABLE]
+    if fixed:
+        raise app.UsageError(
+            f"{', '.join(fixed)} cannot be given with --resume={cfg.resume} (the run folder's config.json "
+            f"fixes {'it' if len(fixed) == 1 else 'them'}); a resume may change only "
+            f"{', '.join('--' + name for name in RESUMABLE)}")
+    return given
+
+
 def main(cfg: TrainConfig) -> dict:
     quiet_orbax()
+    overrides = resume_overrides(cfg) if cfg.resume else None
     init_distributed()
-    return train(cfg)
+    return train(cfg, resume_overrides=overrides)
 
 
 if __name__ == "__main__":

@@ -11,12 +11,14 @@ Usage::
 
     run = RunDir.create("runs/a", cfg)                  # fresh run: writes config.json
     run, cfg = RunDir.resume("runs/a", MyConfig)         # --resume=RUN_DIR: reads it back
+    run, cfg = RunDir.resume("runs/a", MyConfig, overrides={"steps": 2000}, mutable=("steps",))
     ckpt = run.checkpointer(keep_last=3, best_metric="val_loss")
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -70,12 +72,34 @@ class RunDir:
         return run
 
     @classmethod
-    def resume(cls, path: str | Path, config_cls: type[T]) -> tuple[RunDir, T]:
-        """Open an existing run folder and read its config back as ``config_cls``."""
+    def resume(cls, path: str | Path, config_cls: type[T], *, overrides: Mapping[str, Any] | None = None,
+               mutable: Collection[str] = (), save: bool = True) -> tuple[RunDir, T]:
+        """Open an existing run folder and read its config back as ``config_cls``.
+
+        ``overrides`` (dotted keys, which are also the launcher's flag names) may change only
+        the fields named in ``mutable`` (those a resumed run can change safely, such as its
+        length); any other key is a ValueError naming it, so a flag is never silently ignored.
+        Changed values are written back to config.json (unless ``save`` is False, e.g. on the
+        secondary processes of a multi-host run), which so records what the run folder was last
+        trained with.
+        """
         run = cls(Path(path))
         if not run.config_path.exists():
             raise FileNotFoundError(f"{run.config_path}: no config.json; is {run.path} a run folder?")
-        return run, config_tree.load_json(config_cls, run.config_path)
+        cfg = config_tree.load_json(config_cls, run.config_path)
+        overrides = dict(overrides or {})
+        fixed = sorted(set(overrides) - set(mutable))
+        if fixed:
+            allowed = ", ".join(f"--{k}" for k in sorted(mutable)) or "none"
+            raise ValueError(
+                f"--resume={run.path}: {', '.join(f'--{k}' for k in fixed)} cannot change on resume "
+                f"(the run's config.json fixes it); flags a resume may change: {allowed}")
+        if overrides:
+            updated = config_tree.override(cfg, overrides)
+            if save and updated != cfg:
+                config_tree.save_json(updated, run.config_path)
+            cfg = updated
+        return run, cfg
 
     def save_config(self, cfg: Any) -> None:
         """Rewrite config.json (e.g. after statistics computed at start-up were filled in)."""

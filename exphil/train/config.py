@@ -15,12 +15,17 @@ from typing import Literal
 from exphil.data.window_config import WindowConfig
 from exphil.models.config import PolicyConfig
 
-__all__ = ["DataStats", "LossConfig", "OptimConfig", "TrainConfig"]
+__all__ = ["RESUMABLE", "DataStats", "LossConfig", "OptimConfig", "TrainConfig"]
 
 
 @dataclasses.dataclass(frozen=True)
 class OptimConfig:
-    """AdamW with linear warm-up then cosine decay to ``lr * end_lr_fraction``; global-norm clipping."""
+    """AdamW with linear warm-up then cosine decay to ``lr * end_lr_fraction``; global-norm clipping.
+
+    schedule_steps: length of the warm-up + cosine schedule; 0 takes the run's ``steps`` and
+      is pinned to that number when the run starts, so a run resumed with a larger
+      ``--steps`` keeps its schedule (and its first steps exactly) and trains on at the end rate.
+    """
 
     lr: float = 1e-3
     weight_decay: float = 1e-4
@@ -29,6 +34,7 @@ class OptimConfig:
     warmup_steps: int = 100
     end_lr_fraction: float = 0.1
     clip_norm: float = 1.0  # 0 disables clipping
+    schedule_steps: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,11 +62,18 @@ class DataStats:
     player_frames: int = 0
 
 
+RESUMABLE = ("steps", "log_every", "eval_every", "eval_batches", "checkpoint_every", "keep_last",
+             "async_checkpoint", "progress")
+"""Fields a resumed run may change: its length, and logging, evaluation and checkpoint cadence
+(none of them alters the parameters trained up to the checkpoint, nor the data order)."""
+
+
 @dataclasses.dataclass(frozen=True)
 class TrainConfig:
     """A whole training run. ``replays`` (a folder or one .slp file) builds a dataset beside
     the run folder unless ``data`` names a built dataset; ``resume`` continues a run folder
-    from its own config.json and latest checkpoint, ignoring every other setting."""
+    from its own config.json and latest checkpoint (only the :data:`RESUMABLE` fields may be
+    changed then)."""
 
     replays: str = ""
     data: str = ""

@@ -2,8 +2,9 @@
 
 ``train(cfg)`` resolves the config (dataset built or found, statistics and positive
 weights filled in), creates the run folder (or, with ``cfg.resume``, reopens one and
-continues from its latest checkpoint with its own config), then trains for ``cfg.steps``
-steps. Every ``log_every`` steps it logs the training losses, learning rate, frames/s
+continues from its latest checkpoint with its own config, changed only by the
+``resume_overrides`` of :data:`~exphil.train.config.RESUMABLE` fields), then trains until
+step ``cfg.steps``. Every ``log_every`` steps it logs the training losses, learning rate, frames/s
 and skipped steps; every ``eval_every`` steps (and at the end) the validation metrics
 (``val/...``, see exphil.train.metrics) and plots; every ``checkpoint_every`` steps (and
 at the end) a checkpoint with the data-iterator position. Resuming reproduces the
@@ -15,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +30,7 @@ from exphil.data.spec import BUTTONS, EmbeddingSpec
 from exphil.data.stats import load_stats, press_rates
 from exphil.data.windows import WindowIterator, make_windows
 from exphil.models.policy import build_policy, count_params
-from exphil.train.config import DataStats, TrainConfig
+from exphil.train.config import RESUMABLE, DataStats, TrainConfig
 from exphil.train.data_source import dataset_beside, ensure_dataset
 from exphil.train.evaluate import evaluate
 from exphil.train.losses import policy_loss, positive_weights
@@ -52,6 +54,7 @@ def resolve_config(cfg: TrainConfig) -> TrainConfig:
     weights = positive_weights(rates, cfg.loss.pos_weight_mode)
     return dataclasses.replace(
         cfg, data=str(data), windows=dataclasses.replace(cfg.windows, seed=cfg.seed),
+        optim=dataclasses.replace(cfg.optim, schedule_steps=cfg.optim.schedule_steps or cfg.steps),
         stats=DataStats(press_rates=tuple(float(r) for r in rates),
                         pos_weights=tuple(float(w) for w in weights),
                         player_frames=int(stats["player_frames"])))
@@ -67,8 +70,9 @@ class Trainer:
         policy = build_policy(cfg.policy, self.spec, rngs=nnx.Rngs(cfg.seed))
         self.num_params = count_params(policy)
         train_graph, self.eval_graph, params, other = split_policy(policy)
-        self.optimizer = make_optimizer(cfg.optim, cfg.steps)
-        self.lr = learning_rate(cfg.optim, cfg.steps)
+        schedule_steps = cfg.optim.schedule_steps or cfg.steps
+        self.optimizer = make_optimizer(cfg.optim, schedule_steps)
+        self.lr = learning_rate(cfg.optim, schedule_steps)
         self.state = replicate(init_state(params, other, self.optimizer), self.mesh)
         self.loss_fn = functools.partial(
             policy_loss, pos_weight=jnp.asarray(cfg.stats.pos_weights or 1.0, jnp.float32),
@@ -115,11 +119,11 @@ def _write_plots(run: RunDir, summary: dict[str, Any]) -> None:
                    title="press rate per button (validation)", ylabel="share of frames")
 
 
-def _open_run(cfg: TrainConfig) -> tuple[RunDir, TrainConfig]:
+def _open_run(cfg: TrainConfig, resume_overrides: Mapping[str, Any]) -> tuple[RunDir, TrainConfig]:
     if cfg.resume:
-        run, saved = RunDir.resume(cfg.resume, TrainConfig)
-        return run, dataclasses.replace(saved, run_dir=str(run.path), resume=str(run.path),
-                                        progress=cfg.progress)
+        run, saved = RunDir.resume(cfg.resume, TrainConfig, overrides=resume_overrides, mutable=RESUMABLE,
+                                   save=jax.process_index() == 0)
+        return run, dataclasses.replace(saved, run_dir=str(run.path), resume=str(run.path))
     if jax.process_count() > 1 and not cfg.data:
         raise ValueError("a multi-host run reads a dataset built beforehand: give --data=DATASET_DIR")
     cfg = resolve_config(cfg)
@@ -128,9 +132,15 @@ def _open_run(cfg: TrainConfig) -> tuple[RunDir, TrainConfig]:
     return RunDir.create(cfg.run_dir, cfg), cfg
 
 
-def train(cfg: TrainConfig) -> dict[str, Any]:
-    """Train (or resume) a run; returns the final summary (also the launcher's JSON)."""
-    run, cfg = _open_run(cfg)
+def train(cfg: TrainConfig, *, resume_overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Train (or resume) a run; returns the final summary (also the launcher's JSON).
+
+    With ``cfg.resume``, every other field of ``cfg`` is ignored: the run folder's config.json
+    is used, changed only by ``resume_overrides`` (dotted keys among
+    :data:`~exphil.train.config.RESUMABLE`, written back to config.json; any other key is a
+    ValueError naming it).
+    """
+    run, cfg = _open_run(cfg, resume_overrides or {})
     trainer = Trainer(cfg)
     data = trainer.windows("train")
     ckpt = run.checkpointer(keep_last=cfg.keep_last, best_metric="val/loss",
@@ -138,6 +148,9 @@ def train(cfg: TrainConfig) -> dict[str, Any]:
     restored = ckpt.restore_latest(trainer.state) if cfg.resume else None
     step = 0
     if restored is not None:
+        if restored.step > cfg.steps:
+            raise ValueError(f"--steps={cfg.steps} is below the step of {run.path}'s latest "
+                             f"checkpoint ({restored.step})")
         trainer.state, step = restored.state, restored.step
         data.restore(restored.meta["data"])
     primary = jax.process_index() == 0

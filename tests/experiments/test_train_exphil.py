@@ -97,6 +97,44 @@ def test_killed_run_resumed_with_resume_alone_matches_uninterrupted_run(tmp_path
     np.testing.assert_allclose(result["agreement_bx"], final["val/agreement_bx"], rtol=1e-6)
 
 
+@pytest.mark.slow
+def test_resume_extends_a_finished_run_with_the_flags_it_may_change(tmp_path, fixture_slp):
+    run, env = tmp_path / "run", _env(tmp_path / "jax_cache")
+    first = subprocess.run(
+        _cli("--preset=smoke", f"--replays={fixture_slp}", f"--run_dir={run}", "--steps=10",
+             "--checkpoint_every=5", "--eval_every=1000", "--windows.val_fraction=0",
+             "--windows.filters.ports=0", "--seed=1", "--noprogress"),
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert first.returncode == 0, first.stderr[-3000:]
+    more = subprocess.run(_cli(f"--resume={run}", "--steps=16", "--log_every=2", "--checkpoint_every=8"),
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert more.returncode == 0, more.stderr[-3000:]
+
+    _, saved = RunDir.resume(run, TrainConfig)  # the new flags are recorded in config.json
+    assert (saved.steps, saved.log_every, saved.checkpoint_every) == (16, 2, 8)
+    assert saved.optim.schedule_steps == 10 and not saved.progress  # schedule kept; saved flag kept
+    rows = [r["step"] for r in read_metrics(run / "metrics.jsonl") if "loss" in r]
+    assert rows == [5, 10, 12, 14, 16]
+    # Same parameters as one uninterrupted 16-step run on the original 10-step schedule.
+    train(dataclasses.replace(saved, run_dir=str(tmp_path / "ref"), resume=""))
+    (extended, step), (reference, ref_step) = load_trained(run), load_trained(tmp_path / "ref")
+    assert step == ref_step == 16
+    for a, b in zip(_leaves(extended.state), _leaves(reference.state), strict=True):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+
+
+def test_resume_rejects_every_other_flag_naming_it(tmp_path):
+    RunDir.create(tmp_path / "r", TrainConfig(policy=PolicyConfig(hidden=8), steps=5))
+    before = (tmp_path / "r" / "config.json").read_text()
+    env = {**os.environ, "JAX_PLATFORMS": "cpu", "PYTHONPATH": str(REPO)}
+    for extra, named in ((["--policy.hidden=16", "--seed=2", "--steps=9", "--arch=lstm"],
+                          "--policy.arch, --policy.hidden, --seed"), (["--preset=smoke"], "--preset")):
+        done = subprocess.run(_cli(f"--resume={tmp_path / 'r'}", *extra), cwd=REPO, env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode != 0 and f"{named} cannot be given with --resume" in done.stderr, done.stderr
+    assert (tmp_path / "r" / "config.json").read_text() == before
+
+
 def test_arch_alias_and_preset_precedence():
     fv = flags.FlagValues()
     names = launcher.define_config_flags(TrainConfig(), fv)

@@ -61,3 +61,17 @@ def test_plots_write_png(tmp_path):
     bar = plots.bars({"pred": [0.1, 0.2], "actual": [0.1, 0.3]}, ["A", "B"], tmp_path / "b.png")
     for f in (png, bar):
         assert f.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_resume_applies_mutable_overrides_and_records_them(tmp_path):
+    RunDir.create(tmp_path / "r", Cfg(lr=0.5))
+    _, back = RunDir.resume(tmp_path / "r", Cfg, overrides={"inner.width": 7}, mutable=("inner.width",))
+    assert back == Cfg(lr=0.5, inner=Inner(7))
+    assert json.loads((tmp_path / "r" / "config.json").read_text()) == {"inner": {"width": 7}, "lr": 0.5}
+
+
+def test_resume_rejects_a_fixed_override_naming_it(tmp_path):
+    RunDir.create(tmp_path / "r", Cfg(lr=0.5))
+    with pytest.raises(ValueError, match=r"--lr cannot change on resume.*--inner\.width"):
+        RunDir.resume(tmp_path / "r", Cfg, overrides={"lr": 0.1, "inner.width": 2}, mutable=("inner.width",))
+    assert json.loads((tmp_path / "r" / "config.json").read_text())["inner"]["width"] == 3  # untouched
