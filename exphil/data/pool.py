@@ -42,19 +42,22 @@ def _claim(cursor: Any, n: int) -> int | None:
         return i
 
 
-def _work(files: Sequence[str], out: str, cursor: Any, results: Any) -> None:
-    while (i := _claim(cursor, len(files))) is not None:
+def _work(files: Sequence[str], out: str, cursor: Any, results: Any, build: Any) -> None:
+    """Ingest the next unclaimed file until none is left or the building process is gone."""
+    while build.is_alive() and (i := _claim(cursor, len(files))) is not None:
         results.put(ingest_file(files[i], out))
 
 
 def _lead(files: Sequence[str], out: str, cursor: Any, results: Any, workers: int) -> None:
     """The spawned worker: start the other workers (forked: imports done), then work too."""
+    build = multiprocessing.parent_process()  # a killed build must not leave workers running
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     ctx = multiprocessing.get_context(method)
-    helpers = [ctx.Process(target=_work, args=(files, out, cursor, results)) for _ in range(workers - 1)]
+    helpers = [ctx.Process(target=_work, args=(files, out, cursor, results, build))
+               for _ in range(workers - 1)]
     for h in helpers:
         h.start()
-    _work(files, out, cursor, results)
+    _work(files, out, cursor, results, build)
     for h in helpers:
         h.join()
 
