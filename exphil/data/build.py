@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from tqdm import tqdm
 
 from exphil.data import stats as stats_lib
 from exphil.data.ingest import ingest_file
@@ -147,6 +146,8 @@ def build_dataset(replays: str | Path, out: str | Path, *, workers: int = 2,
     ``checkpoint_every`` processed files so a killed build loses little (a rerun picks up
     where it stopped).
     """
+    from tqdm import tqdm  # here: the spawned ingest worker re-imports the launcher, and draws no bar
+
     replays, out = Path(replays).resolve(), Path(out)
     if not replays.is_dir():
         raise FileNotFoundError(f"{replays}: replay folder does not exist")

@@ -42,18 +42,24 @@ def _claim(cursor: Any, n: int) -> int | None:
         return i
 
 
-def _work(files: Sequence[str], out: str, cursor: Any, results: Any, build: Any) -> None:
-    """Ingest the next unclaimed file until none is left or the building process is gone."""
-    while build.is_alive() and (i := _claim(cursor, len(files))) is not None:
+def _work(files: Sequence[str], out: str, cursor: Any, results: Any, build: Any = None) -> None:
+    """Ingest the next unclaimed file until none is left or the building process is gone
+    (then no worker takes another: the cursor is moved to the end)."""
+    build = build or multiprocessing.parent_process()
+    while (i := _claim(cursor, len(files))) is not None:
+        if not build.is_alive():
+            with cursor.get_lock():
+                cursor.value = len(files)
+            return
         results.put(ingest_file(files[i], out))
 
 
 def _lead(files: Sequence[str], out: str, cursor: Any, results: Any, workers: int) -> None:
     """The spawned worker: start the other workers (forked: imports done), then work too."""
     build = multiprocessing.parent_process()  # a killed build must not leave workers running
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    ctx = multiprocessing.get_context(method)
-    helpers = [ctx.Process(target=_work, args=(files, out, cursor, results, build))
+    fork = "fork" in multiprocessing.get_all_start_methods()
+    ctx = multiprocessing.get_context("fork" if fork else "spawn")
+    helpers = [ctx.Process(target=_work, args=(files, out, cursor, results, build if fork else None))
                for _ in range(workers - 1)]
     for h in helpers:
         h.start()
