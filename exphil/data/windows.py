@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from exphil.data.arrow_numpy import filled
 from exphil.data.batch import Targets, WindowBatch
 from exphil.data.features import ReplayFeatures, load_features
 from exphil.data.select import Unit, select_units
@@ -55,12 +56,6 @@ def _press_windows(buttons: np.ndarray, frames: int, starts: np.ndarray, cfg: Wi
     lo = np.minimum(starts + cfg.delay, frames)
     hi = np.minimum(starts + cfg.delay + cfg.window, frames)
     return cum[hi] > cum[lo]
-
-
-def _unit_buttons(unit: Unit) -> np.ndarray:
-    cols = [column(PLAYER_PREFIXES[unit.pov], f"btn_{b}") for b in BUTTONS]
-    table = read_table(unit.table, cols)
-    return np.stack([table[c].to_numpy(zero_copy_only=False) for c in cols], 1).astype(np.float32)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,16 +109,28 @@ class WindowIterator(Iterator[WindowBatch]):
         return self._eager[u] if self._eager is not None else self._load(u)
 
     def _build_index(self) -> _Index:
-        starts, repeats = [], []
-        for u, unit in enumerate(self.units):
-            s = _window_starts(unit.frames, self.cfg)
-            r = np.ones(len(s), np.int64)
-            if self.cfg.press_oversample > 1:
-                buttons = self._eager[u].buttons if self._eager is not None else _unit_buttons(unit)
-                r[_press_windows(buttons, unit.frames, s, self.cfg)] = self.cfg.press_oversample
-            starts.append(s)
-            repeats.append(r)
+        starts = [_window_starts(unit.frames, self.cfg) for unit in self.units]
+        repeats = [np.ones(len(s), np.int64) for s in starts]
+        if self.cfg.press_oversample > 1:
+            for u, buttons in self._unit_buttons():
+                press = _press_windows(buttons, self.units[u].frames, starts[u], self.cfg)
+                repeats[u][press] = self.cfg.press_oversample
         return _Index(tuple(starts), tuple(repeats))
+
+    def _unit_buttons(self) -> Iterator[tuple[int, np.ndarray]]:
+        """(unit, its button targets) for every unit: from memory in eager mode; in lazy mode
+        each table is read once, for all of its selected players, and dropped after use."""
+        if self._eager is not None:
+            yield from ((u, f.buttons) for u, f in self._eager.items())
+            return
+        by_table: dict[Path, list[int]] = {}
+        for u, unit in enumerate(self.units):
+            by_table.setdefault(unit.table, []).append(u)
+        for path, units in by_table.items():
+            cols = [[column(PLAYER_PREFIXES[self.units[u].pov], f"btn_{b}") for b in BUTTONS] for u in units]
+            table = read_table(path, [c for unit_cols in cols for c in unit_cols])
+            for u, unit_cols in zip(units, cols, strict=True):
+                yield u, np.stack([filled(table[c], 0) for c in unit_cols], 1)
 
     @property
     def samples_per_epoch(self) -> int:
