@@ -2,7 +2,8 @@
 
 Both are measured side by side in one run. A step is one decision applied to a live game (steps
 on finished games are not counted). The JAX timing covers a jitted ``lax.scan`` of ``scan_steps``
-random decisions (legal-action mask, uniform choice, step) over a batch of fresh deals.
+random decisions (a uniform legal action from ``engine.choose_legal_action``, then ``step``) over
+a batch of fresh deals; the reference picks with ``random.choice`` from its legal-action list.
 
     python -m experiments.bench_lostcities --json_out=/tmp/bench_lc.json
 """
@@ -21,7 +22,6 @@ from tqdm import tqdm
 
 from experiments.launcher import launch
 from lostcities import engine
-from lostcities.api import choose_legal
 from lostcities.reference import ReferenceGame
 from lostcities.variants import Variant, get_variant
 
@@ -38,18 +38,23 @@ class BenchConfig:
 
 @functools.partial(jax.jit, static_argnums=(2, 3))
 def _random_play(states: engine.State, key: jax.Array, variant: Variant, steps: int):
-    """``steps`` uniformly random decisions on every game of the batch; (final states, live steps)."""
-    mask_fn = jax.vmap(functools.partial(engine.legal_action_mask, variant=variant))
-    step_fn = jax.vmap(functools.partial(engine.step, key=None, variant=variant))
+    """``steps`` uniformly random decisions on every game of the batch; (final states, live steps).
 
-    def body(carry, k):
-        states, count = carry
-        mask = mask_fn(states)
-        actions = jax.vmap(choose_legal)(jax.random.uniform(k, mask.shape[:1]), mask)
+    Each iteration applies the action chosen at the end of the previous one: carried across the
+    loop, the action is computed once per game rather than fused into every per-card update.
+    """
+    choose = jax.vmap(functools.partial(engine.choose_legal_action, variant=variant))
+    step = jax.vmap(functools.partial(engine.step, key=None, variant=variant))
+    uniforms = jax.random.uniform(key, (steps + 1, states.done.shape[0]))
+
+    def body(carry, u):
+        states, actions, count = carry
         count += jnp.sum(~states.done, dtype=jnp.int32)
-        return (step_fn(states, actions), count), None
+        states = step(states, actions)
+        return (states, choose(states, u), count), None
 
-    (states, count), _ = jax.lax.scan(body, (states, jnp.int32(0)), jax.random.split(key, steps))
+    carry = (states, choose(states, uniforms[0]), jnp.int32(0))
+    (states, _, count), _ = jax.lax.scan(body, carry, uniforms[1:])
     return states, count
 
 

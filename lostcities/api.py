@@ -29,7 +29,7 @@ from typing import Any, Protocol, runtime_checkable
 import jax
 import jax.numpy as jnp
 
-__all__ = ["Game", "Policy", "State", "choose_legal", "sample_legal"]
+__all__ = ["Game", "Policy", "State", "choose_legal", "kth_set_bit", "sample_legal"]
 
 State = Any
 """A game's state: a frozen pytree dataclass of fixed-shape arrays (its type is game-specific)."""
@@ -93,20 +93,32 @@ def choose_legal(u: jax.Array, mask: jax.Array) -> jax.Array:
     num_words = -(-n // 32)
     bits = jnp.pad(mask, (0, 32 * num_words - n)).reshape(num_words, 32).astype(jnp.uint32)
     words = jnp.sum(bits << jnp.arange(32, dtype=jnp.uint32), axis=1, dtype=jnp.uint32)
-    counts = jax.lax.population_count(words).astype(jnp.int32)
-    total = jnp.sum(counts)
+    total = jnp.sum(jax.lax.population_count(words).astype(jnp.int32))
     k = jnp.minimum(jnp.floor(u * total).astype(jnp.int32), total - 1)
-    word, word_index, rest, before = jnp.uint32(0), jnp.int32(0), jnp.int32(0), jnp.int32(0)
-    for i in range(num_words):  # static: a few words
+    return jnp.where(total > 0, kth_set_bit(words, k, 32), 0).astype(jnp.int32)
+
+
+def kth_set_bit(words: jax.Array, k: jax.Array, width: int) -> jax.Array:
+    """``width x i + b`` for the ``k``-th set bit (0-based, word by word, low bits first) of ``words``.
+
+    ``words`` is ``uint32[W]`` with ``width`` (<= 32) bits used per word; ``k`` must be below the
+    total number of set bits. Elementwise scalar work only (a scan over the few words, then a
+    binary search with popcounts), so it vectorises across a batch.
+    """
+    counts = jax.lax.population_count(words).astype(jnp.int32)
+    word, word_index, rest, before = jnp.uint32(0), jnp.int32(0), k, jnp.int32(0)
+    for i in range(words.shape[-1]):  # static: a few words
         inside = (k >= before) & (k < before + counts[i])
         word = jnp.where(inside, words[i], word)
         word_index = jnp.where(inside, i, word_index)
         rest = jnp.where(inside, k - before, rest)
         before = before + counts[i]
     pos = jnp.uint32(0)
-    for width in (16, 8, 4, 2, 1):  # binary search for the rest-th set bit of the word
-        low = jax.lax.population_count((word >> pos) & jnp.uint32((1 << width) - 1)).astype(jnp.int32)
+    for half in (16, 8, 4, 2, 1):  # binary search for the rest-th set bit of the word
+        if half >= width:
+            continue
+        low = jax.lax.population_count((word >> pos) & jnp.uint32((1 << half) - 1)).astype(jnp.int32)
         skip = rest >= low
         rest = jnp.where(skip, rest - low, rest)
-        pos = jnp.where(skip, pos + width, pos)
-    return jnp.where(total > 0, 32 * word_index + pos.astype(jnp.int32), 0).astype(jnp.int32)
+        pos = jnp.where(skip, pos + half, pos)
+    return width * word_index + pos.astype(jnp.int32)

@@ -1,7 +1,8 @@
 """Lost Cities engine in pure JAX: a pytree ``State`` and pure ``init / step / mask / observation``.
 
-Everything jits and vmaps: no Python control flow on traced values and no scatter or sort in
-``step`` (every update is an elementwise ``where`` over the cards), so a batch of games runs fast.
+Everything jits and vmaps: no Python control flow on traced values and no gather, scatter, sort
+or division in ``step`` (every update is an elementwise ``where`` over the cards), so a batch of
+games runs fast; ``choose_legal_action`` samples random play without building the action mask.
 
 Action space (``num_actions = 2 N + 1 + C`` for ``N`` cards and ``C`` colours; 126 in classic).
 A turn is two decisions by the same player:
@@ -34,13 +35,14 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
+from lostcities.api import kth_set_bit
 from lostcities.scoring import score_totals
 from lostcities.variants import CLASSIC, Variant
 
 __all__ = [
-    "DECK", "EXPEDITION", "HAND", "PILE", "LostCities", "State", "current_player", "expedition_scores",
-    "init", "legal_action_mask", "num_actions", "observation", "observation_size", "returns", "scores",
-    "step", "terminal",
+    "DECK", "EXPEDITION", "HAND", "PILE", "LostCities", "State", "choose_legal_action", "current_player",
+    "expedition_scores", "init", "legal_action_mask", "num_actions", "observation", "observation_size",
+    "returns", "scores", "step", "terminal",
 ]
 
 # Location codes of a card (State.loc): the draw pile, a player's hand or expedition, a discard pile.
@@ -124,55 +126,96 @@ def legal_action_mask(state: State, variant: Variant = CLASSIC) -> jax.Array:
 
 
 def step(state: State, action: jax.Array, key: jax.Array | None = None, variant: Variant = CLASSIC) -> State:
-    """Apply the current player's ``action`` (legal, see the module docstring); no-op once over."""
+    """Apply the current player's ``action`` (legal, see the module docstring); no-op once over.
+
+    Written for batched speed on CPU: per-game facts are a few comparisons with the action (no
+    division, gather, scatter or sort), and the per-card updates below are elementwise. XLA fuses
+    (and so recomputes) the producer of ``action`` into every per-card update: a caller that
+    computes the action with a long chain of elementwise operations should end it with a
+    reduction or carry it across a loop iteration (as ``experiments.bench_lostcities`` does).
+    """
     del key  # the deal in init is the only chance event
-    t = _tables(variant)
-    n, c, k = variant.num_cards, variant.num_colours, variant.cards_per_colour
-    # The barrier keeps XLA from fusing the action's producer (e.g. a policy) into every per-card
-    # update below, which would recompute it once per card.
-    a = jax.lax.optimization_barrier(jnp.asarray(action, jnp.int32))
+    n, c, k, w = variant.num_cards, variant.num_colours, variant.cards_per_colour, variant.num_wagers
+    a = jnp.asarray(action, jnp.int32)
     live = ~state.done
     first = (state.phase == 0) & live
     second = (state.phase == 1) & live
-    cards = jnp.arange(n)
-    colours = jnp.arange(c)
-    # Phase 0: the named card goes to an expedition or its discard pile.
-    card = a % n
+    # Phase 0: the named card goes to its expedition (play) or its colour's discard pile.
     discard = first & (a >= n)
     play = first & (a < n)
-    card_colour = card // k
-    card_rank = jnp.sum(jnp.where(cards == card, t["rank"], 0), dtype=jnp.int8)  # a sum: gathers are slow
+    card = jnp.where(a >= n, a - n, a)
+    colour_start = jnp.arange(c, dtype=jnp.int32) * k
+    card_colour = (card >= colour_start) & (card < colour_start + k)  # bool[C]: one-hot colour
     # Phase 1: the deck's top card or a pile's top card goes to the hand.
-    source = a - 2 * n  # 0: deck, 1 + j: pile j
-    from_deck = second & (source == 0)
-    from_pile = second & (source > 0)
-    size_of = jnp.repeat(state.pile_size, k)  # each card's colour's pile size
-    deck_card = (state.loc == DECK) & (state.order == state.deck_top)
-    pile_card = (state.loc == PILE) & (state.order == size_of - 1) & (t["colour"] == source - 1)
-    moved = ((cards == card) & first) | (deck_card & from_deck) | (pile_card & from_pile)
+    pile = a - (2 * n + 1)  # the pile drawn from, -1 for the deck
+    from_deck = second & (pile < 0)
+    from_pile = second & (pile >= 0)
+    pile_colour = jnp.arange(c, dtype=jnp.int32) == pile
+    # Small reductions over the colours: the discarded card's height, the drawn pile's top height.
+    new_height = jnp.sum(jnp.where(card_colour, state.pile_size, 0), dtype=jnp.int8)
+    top_height = jnp.sum(jnp.where(pile_colour, state.pile_size, 0), dtype=jnp.int8) - 1
+    # The card that moves, as int8 facts per game so that the per-card work is a few int8 compares:
+    # phase 0 names it; phase 1 looks for (location, order) among the cards in [first_id, end_id).
+    named = jnp.where(first, card, -1).astype(jnp.int8)
+    drawn_loc = jnp.where(from_deck, DECK, jnp.where(from_pile, PILE, -1)).astype(jnp.int8)
+    drawn_order = jnp.where(from_deck, state.deck_top, top_height).astype(jnp.int8)
+    first_id = jnp.where(from_pile, pile * k, 0).astype(jnp.int8)
+    end_id = jnp.where(from_pile, pile * k + k, n).astype(jnp.int8)
     target = jnp.where(first, jnp.where(discard, PILE, EXPEDITION[0] + state.player), HAND[0] + state.player)
-    pile_delta = (colours == card_colour) & discard
-    pile_take = (colours == source - 1) & from_pile
-    own_row = (jnp.arange(2)[:, None] == state.player) & (colours[None, :] == card_colour) & play
+    ids = jnp.arange(n, dtype=jnp.int8)
+    moved = (ids == named) | ((state.loc == drawn_loc) & (state.order == drawn_order) & (ids >= first_id)
+                              & (ids < end_id))
+    own_row = (jnp.arange(2)[:, None] == state.player) & card_colour & play
+    card_rank = jnp.maximum(card - colour_start - (w - 1), 0)  # per colour; read where card_colour
     deck_top = state.deck_top + from_deck.astype(jnp.int8)
     turn = state.turn + second.astype(jnp.int16)
     deck_out = deck_top >= n
     at_cap = turn >= variant.turn_cap
     return State(
         loc=jnp.where(moved, target.astype(jnp.int8), state.loc),
-        order=jnp.where(moved & discard, size_of, state.order),
+        order=jnp.where(ids == jnp.where(discard, card, -1).astype(jnp.int8), new_height, state.order),
         public=jnp.where(moved, from_pile, state.public),
         deck_top=deck_top,
-        pile_size=state.pile_size + pile_delta.astype(jnp.int8) - pile_take.astype(jnp.int8),
-        exp_top=jnp.where(own_row, card_rank, state.exp_top),
+        pile_size=(state.pile_size + (card_colour & discard).astype(jnp.int8)
+                   - (pile_colour & from_pile).astype(jnp.int8)),
+        exp_top=jnp.where(own_row, card_rank.astype(jnp.int8), state.exp_top),
         player=jnp.where(second, 1 - state.player, state.player).astype(jnp.int8),
         phase=jnp.where(live, 1 - state.phase, state.phase).astype(jnp.int8),
-        discarded=jnp.where(discard, card_colour, -1).astype(jnp.int8),
+        discarded=jnp.where(discard, card // k, -1).astype(jnp.int8),
         turn=turn,
         first_player=state.first_player,
         done=state.done | deck_out | at_cap,
         capped=state.capped | (live & at_cap & ~deck_out),
     )
+
+
+def choose_legal_action(state: State, u: jax.Array, variant: Variant = CLASSIC) -> jax.Array:
+    """``choose_legal(u, legal_action_mask(state))`` without building the mask (int32; 0 once over).
+
+    The ``floor(u x count)``-th legal action in action order, so a uniform ``u`` gives a uniform
+    legal action. The hand is packed into one bit word per colour and the playable cards found
+    with shifts, which keeps random play (the benchmark's policy) cheap.
+    """
+    n, c, k, w = variant.num_cards, variant.num_colours, variant.cards_per_colour, variant.num_wagers
+    in_hand = (state.loc == HAND[0] + state.player).reshape(c, k).astype(jnp.uint32)
+    hand = jnp.sum(in_hand << jnp.arange(k, dtype=jnp.uint32), axis=1, dtype=jnp.uint32)  # uint32[C]
+    top = _own_top(state).astype(jnp.uint32)
+    below = jnp.where(top > 0, top + w, 0)  # bits of the cards no longer playable on each colour
+    playable = (hand >> below) << below
+    num_play = jnp.sum(jax.lax.population_count(playable).astype(jnp.int32))
+    num_hand = jnp.sum(jax.lax.population_count(hand).astype(jnp.int32))
+    colours = jnp.arange(c)
+    piles = (state.pile_size > 0) & (colours != state.discarded)
+    pile_word = jnp.sum(piles.astype(jnp.uint32) << colours.astype(jnp.uint32), dtype=jnp.uint32)
+    first = state.phase == 0
+    num_draws = 1 + jnp.sum(piles, dtype=jnp.int32)
+    total = jnp.where(state.done, 0, jnp.where(first, num_play + num_hand, num_draws))
+    r = jnp.minimum(jnp.floor(u * total).astype(jnp.int32), total - 1)
+    is_play = r < num_play
+    card = kth_set_bit(jnp.where(is_play, playable, hand), jnp.where(is_play, r, r - num_play), k)
+    first_action = card + jnp.where(is_play, 0, n)
+    draw_action = jnp.where(r == 0, 2 * n, 2 * n + 1 + kth_set_bit(pile_word[None], r - 1, c))
+    return jnp.where(total > 0, jnp.where(first, first_action, draw_action), 0).astype(jnp.int32)
 
 
 def expedition_scores(state: State, variant: Variant = CLASSIC) -> jax.Array:

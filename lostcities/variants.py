@@ -30,6 +30,9 @@ class Variant:
     def __post_init__(self) -> None:
         if self.num_colours < 1 or self.num_numbers < 1 or self.num_wagers < 0:
             raise ValueError(f"variant {self.name!r}: needs >= 1 colour, >= 1 number card, >= 0 wagers")
+        if self.cards_per_colour > 32:
+            raise ValueError(f"variant {self.name!r}: at most 32 cards per colour (a colour's cards are one "
+                             f"32-bit word)")
         if self.num_colours * self.cards_per_colour > 127:
             raise ValueError(f"variant {self.name!r}: at most 127 cards (card ids are int8)")
         if self.hand_size < 1 or 2 * self.hand_size >= self.num_cards:

@@ -9,8 +9,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lostcities import engine
+from lostcities.api import kth_set_bit
 from lostcities.conformance import check_game
 from lostcities.engine import LostCities
 from lostcities.scoring import expedition_score, match_score, score_totals
@@ -161,3 +164,15 @@ def test_conformance_tiny():
 @pytest.mark.parametrize("name", ["classic", "six_colour", "small", "medium"])
 def test_conformance_other_variants(name):
     check_game(LostCities(get_variant(name)), num_games=8)
+
+
+@settings(max_examples=200, deadline=None)
+@given(bits=st.lists(st.integers(0, 2**12 - 1), min_size=1, max_size=6), data=st.data())
+def test_kth_set_bit_matches_numpy(bits, data):
+    """``kth_set_bit`` on 12-bit words equals the k-th set position found by numpy."""
+    flat = np.array([(w >> b) & 1 for w in bits for b in range(12)], bool)
+    if not flat.any():
+        return
+    k = data.draw(st.integers(0, int(flat.sum()) - 1))
+    got = int(jax.jit(kth_set_bit, static_argnums=2)(jnp.array(bits, jnp.uint32), jnp.int32(k), 12))
+    assert got == int(np.flatnonzero(flat)[k])

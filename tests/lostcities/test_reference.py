@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lostcities import engine
-from lostcities.api import sample_legal
+from lostcities.api import choose_legal
 from lostcities.reference import ReferenceGame
 from lostcities.variants import VARIANTS, Variant
 
@@ -35,7 +35,8 @@ def _play(variant: Variant):
     """jit: (keys[B], first[B], deck_bias[B]) -> per-step states, masks, actions, scores ``[B, T+1, ...]``.
 
     A game with ``deck_bias`` always draws from the deck (so it ends by the deck running out);
-    otherwise every decision is uniform over the legal actions.
+    otherwise every decision is uniform over the legal actions. Each record also holds the choice
+    of ``engine.choose_legal_action`` for the same random number, which must equal the mask's.
     """
     n = variant.num_cards
 
@@ -45,13 +46,16 @@ def _play(variant: Variant):
 
         def body(state, k):
             mask = engine.legal_action_mask(state, variant)
-            action = sample_legal(k, mask)
-            action = jnp.where(deck_bias & (state.phase == 1), 2 * n, action)
-            record = (state, mask, action, engine.scores(state, variant))
+            u = jax.random.uniform(k)
+            chosen = choose_legal(u, mask)
+            mask_free = engine.choose_legal_action(state, u, variant)
+            action = jnp.where(deck_bias & (state.phase == 1), 2 * n, chosen)
+            record = (state, mask, action, engine.scores(state, variant), chosen == mask_free)
             return engine.step(state, action, k, variant), record
 
         final, rec = jax.lax.scan(body, state, jax.random.split(play_key, 2 * variant.turn_cap))
-        last = (final, engine.legal_action_mask(final, variant), jnp.int32(-1), engine.scores(final, variant))
+        last = (final, engine.legal_action_mask(final, variant), jnp.int32(-1), engine.scores(final, variant),
+                engine.choose_legal_action(final, jnp.float32(0.5), variant) == 0)
         return jax.tree.map(lambda r, x: jnp.concatenate([r, x[None]]), rec, last)
 
     return jax.jit(jax.vmap(one))
@@ -103,7 +107,8 @@ def check_invariants(ref: ReferenceGame, variant: Variant) -> None:
 
 
 def _replay(variant: Variant, rec, g: int) -> None:
-    states, masks, actions, scores = rec
+    states, masks, actions, scores, mask_free_agrees = rec
+    assert mask_free_agrees[g].all(), f"game {g}: choose_legal_action differs from choose_legal on the mask"
     state0 = {f: v[g, 0] for f, v in states.items()}
     order = state0["order"]
     deck_order = [int(c) for c in np.argsort(order)]
@@ -130,9 +135,9 @@ def _run(variant: Variant, seed: int, first: int, bias: bool) -> None:
     keys = jax.random.split(jax.random.key(seed), GAMES_PER_EXAMPLE)
     firsts = jnp.full(GAMES_PER_EXAMPLE, first, jnp.int8).at[1::2].set(1 - first)
     biases = jnp.zeros(GAMES_PER_EXAMPLE, bool).at[::2].set(bias)
-    states, masks, actions, scores = _play(variant)(keys, firsts, biases)
+    states, *rest = _play(variant)(keys, firsts, biases)
     states = {f.name: np.asarray(getattr(states, f.name)) for f in engine.State.__dataclass_fields__.values()}
-    rec = (states, np.asarray(masks), np.asarray(actions), np.asarray(scores))
+    rec = (states, *(np.asarray(x) for x in rest))
     for g in range(GAMES_PER_EXAMPLE):
         _replay(variant, rec, g)
 
