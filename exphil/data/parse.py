@@ -17,7 +17,8 @@ and the controller as the game read it that frame: ``btn_a`` ... ``btn_d_up`` fr
 physical button bits, ``main_x``, ``main_y``, ``c_x``, ``c_y`` mapped from [-1, 1] to
 [0, 1] (0.5 centre), and ``shoulder``: the processed analog trigger in [0, 1], the value the
 game acted on. (The physical ``triggers_physical`` values hold garbage such as 3.8e22 in
-v1.0 replays, so they are not used.) Fields older Slippi versions lack are null.
+v1.0 replays, so they are not used.) Fields older Slippi versions lack are null; only the
+columns of ``NULLABLE_FIELDS`` can be, the others are required in the schema.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from exphil.data.arrow_numpy import from_numpy, valid, values
 
 __all__ = [
     "FIRST_PLAYABLE_FRAME",
+    "NULLABLE_FIELDS",
     "BadReplay",
     "ParsedReplay",
     "SkippedReplay",
@@ -52,6 +54,14 @@ BUTTON_BITS = {"a": 0x0100, "b": 0x0200, "x": 0x0400, "y": 0x0800, "z": 0x0010, 
 INTERNAL_TO_EXTERNAL = np.array(
     [8, 2, 0, 1, 4, 5, 6, 19, 11, 12, 14, 14, 13, 16, 17, 15, 10, 7, 9, 18, 21, 22, 20, 24, 3, 25,
      23, 26, 30, 27, 28, 29, 31], np.uint8)
+
+NULLABLE_FIELDS = frozenset({
+    "action_frame", "jumps", "on_ground", "hitlag", "invulnerable", "vel_self_x_air", "vel_self_y",
+    "vel_knockback_x", "vel_knockback_y", "vel_self_x_ground", "nana_x", "nana_y", "nana_action",
+    "nana_action_frame", "nana_percent", "nana_facing", "nana_on_ground", "nana_shield"})
+"""Per-player fields that may hold nulls (absent in older Slippi versions, or no Nana); every
+other column is stored as a required (non-nullable) Parquet column, which is cheaper to
+write and to read."""
 
 END_METHODS = {0: "unresolved", 1: "time", 2: "game", 3: "resolved", 7: "no_contest"}
 
@@ -235,4 +245,15 @@ def parse_replay(path: str | Path) -> ParsedReplay:
     info["frames"] = n
     info["last_frame"] = int(ids.max())
     info["duration_s"] = round((int(ids.max()) + 1) / 60.0, 3)
-    return ParsedReplay(table=pa.table(cols), info=info)
+    return ParsedReplay(table=_frame_table(cols, path), info=info)
+
+
+def _frame_table(cols: dict[str, pa.Array], path: Path) -> pa.Table:
+    """The columns as a table whose schema marks every column outside NULLABLE_FIELDS required."""
+    fields = []
+    for name, arr in cols.items():
+        nullable = name[:3] in ("p0_", "p1_") and name[3:] in NULLABLE_FIELDS
+        if not nullable and arr.null_count:
+            raise BadReplay(f"{path.name}: column {name} has {arr.null_count} missing values")
+        fields.append(pa.field(name, arr.type, nullable=nullable))
+    return pa.Table.from_arrays(list(cols.values()), schema=pa.schema(fields))
