@@ -2,9 +2,11 @@
 
 Start-up is most of a small build's wall time on few cores: a spawned Python process
 imports numpy, pyarrow and peppi_py before it parses anything. So one worker is spawned
-(importing only :mod:`exphil.data.ingest`), and it forks the others once its imports are
-done: the imports are paid once, and nothing is forked from this process, which may hold
-threads (JAX). Until the first worker result arrives, this process ingests files itself.
+(importing :mod:`exphil.data.ingest`, and the launcher's main module as spawn does: keep a
+launcher's heavy imports under its ``__main__`` guard), and it forks the others once its
+imports are done: the imports are paid once, and nothing is forked from this process,
+which may hold threads (JAX). Until the first worker result arrives, this process ingests
+files itself.
 Every process takes the next job from one shared cursor over the files, largest first, so
 the last jobs are the shortest. A worker that dies (a file crashing the parser) turns its
 file into an error row instead of hanging the build.
