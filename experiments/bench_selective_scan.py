@@ -9,7 +9,7 @@ of the sum of the outputs with respect to every input), warmed up and blocked un
 ready; the ratio against ffi (>1: ffi is faster); effective GB/s (bytes of the jitted
 function's arguments and results / time); and the compiled temporary memory from the
 executable's memory analysis. The workload is Mamba's: D skip, z gate, delta_bias and
-softplus (``--no-with_z`` drops the gate).
+softplus (``--no-with_z`` drops the gate), on ``xla_ffi.reference.random_inputs``.
 
 Default shapes are chosen to finish in a few minutes on a 2-core CPU: 1,512,768,16 (the
 speed target) and 1,8192,64,16 (length 8192, the memory target). 8,2048,1536,16 takes
@@ -36,6 +36,7 @@ import numpy as np
 from tqdm import tqdm
 
 from experiments.launcher import launch
+from xla_ffi.reference import random_inputs
 
 Impl = Literal["ffi", "scan", "associative"]
 Pass = Literal["fwd", "fwd_bwd"]
@@ -78,28 +79,6 @@ def parse_shapes(text: str) -> list[Shape]:
     if not shapes:
         raise ValueError("--shapes: no shape given")
     return shapes
-
-
-def make_inputs(shape: Shape, dtype: str, with_z: bool, seed: int) -> dict[str, jax.Array]:
-    """Mamba-like random operands: stable A < 0, delta around softplus's knee."""
-    batch, length, channels, state = shape
-    rng = np.random.default_rng(seed)
-
-    def arr(*dims: int, scale: float = 1.0, dt: str = dtype) -> jax.Array:
-        return jnp.asarray(rng.standard_normal(dims, np.float32) * scale, dtype=dt)
-
-    inputs = {
-        "u": arr(batch, length, channels),
-        "delta": arr(batch, length, channels, scale=0.5),
-        "A": -jnp.exp(arr(channels, state, scale=0.5, dt="float32")),
-        "B": arr(batch, length, state),
-        "C": arr(batch, length, state),
-        "D": arr(channels, dt="float32"),
-        "delta_bias": arr(channels, scale=0.1, dt="float32"),
-    }
-    if with_z:
-        inputs["z"] = arr(batch, length, channels)
-    return inputs
 
 
 def make_fn(impl: str, pass_: str) -> Callable[..., Any]:
@@ -243,7 +222,7 @@ def main(cfg: BenchConfig) -> dict[str, Any]:
     inputs_key, inputs = None, {}
     for shape, dtype, impl, pass_ in tqdm(jobs, desc="selective scan", unit="run", file=sys.stderr):
         if (shape, dtype) != inputs_key:
-            inputs_key, inputs = (shape, dtype), make_inputs(shape, dtype, cfg.with_z, cfg.seed)
+            inputs_key, inputs = (shape, dtype), random_inputs(cfg.seed, shape, dtype, with_z=cfg.with_z)
         row: dict[str, Any] = {"shape": list(shape), "dtype": dtype, "impl": impl, "pass": pass_,
                                "median_ms": None, "gb_per_s": None, "temp_bytes": None, "skipped": None}
         if impl == "ffi" and ffi_reason:

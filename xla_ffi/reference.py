@@ -15,8 +15,19 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-__all__ = ["discretize", "gate_output", "selective_scan_associative", "selective_scan_scan", "softplus"]
+__all__ = [
+    "discretize",
+    "gate_output",
+    "random_inputs",
+    "selective_scan_associative",
+    "selective_scan_scan",
+    "softplus",
+    "to_jax",
+]
+
+_FLOAT32_ARGS = ("A", "D", "delta_bias")  # float32 whatever the dtype of the others (Mamba convention)
 
 
 def softplus(x: jax.Array) -> jax.Array:
@@ -99,3 +110,50 @@ def selective_scan_associative(
     _, h = jax.lax.associative_scan(combine, (a, b), axis=1)
     y = jnp.einsum("bldn,bln->bld", h, C.astype(jnp.float32))
     return gate_output(y, uf, D, z, u.dtype), h[:, -1]
+
+
+def random_inputs(
+    seed: int,
+    shape: tuple[int, int, int, int],
+    dtype: str | jnp.dtype | None = None,
+    *,
+    with_d: bool = True,
+    with_z: bool = True,
+    with_bias: bool = True,
+    positive_delta: bool = False,
+) -> dict[str, np.ndarray | jax.Array | None]:
+    """Random operands of a stable, Mamba-like scan of ``shape`` = (batch, length, channels, state).
+
+    A = -exp(N(0, 0.5^2)) < 0; delta ~ N(0, 0.5^2), around softplus's knee (with
+    ``positive_delta``: |delta| + 0.05, for calls without softplus); delta_bias ~ U(0, 0.3);
+    u, B, C, D, z ~ N(0, 1). Keys are selective_scan's argument names; an optional input
+    turned off is None. ``dtype`` None gives float64 NumPy arrays (for float64 references and
+    finite differences); otherwise JAX arrays as ``to_jax`` casts them. The same seed gives
+    the same values in every dtype.
+    """
+    batch, length, channels, state = shape
+    rng = np.random.default_rng(seed)
+    delta = rng.standard_normal((batch, length, channels)) * 0.5
+    if positive_delta:
+        delta = np.abs(delta) + 0.05
+    inputs = {
+        "u": rng.standard_normal((batch, length, channels)),
+        "delta": delta,
+        "A": -np.exp(rng.standard_normal((channels, state)) * 0.5),
+        "B": rng.standard_normal((batch, length, state)),
+        "C": rng.standard_normal((batch, length, state)),
+        "D": rng.standard_normal(channels) if with_d else None,
+        "z": rng.standard_normal((batch, length, channels)) if with_z else None,
+        "delta_bias": rng.uniform(0.0, 0.3, channels) if with_bias else None,
+    }
+    return inputs if dtype is None else to_jax(inputs, dtype)
+
+
+def to_jax(
+    inputs: dict[str, np.ndarray | None], dtype: str | jnp.dtype = jnp.float32
+) -> dict[str, jax.Array | None]:
+    """Cast operands to JAX arrays: A, D and delta_bias in float32, the others in ``dtype``."""
+    return {
+        k: None if v is None else jnp.asarray(v, jnp.float32 if k in _FLOAT32_ARGS else dtype)
+        for k, v in inputs.items()
+    }

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from experiments import bench_selective_scan as bench
+from xla_ffi.reference import random_inputs
 
 TINY = bench.BenchConfig(shapes="1,16,8,2", dtypes=("float32",), impls=("ffi", "scan"), passes=("fwd",),
                          repeats=1, warmup=0)
@@ -29,7 +30,7 @@ def test_rows_ratios_and_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
     assert set(rows) == {"ffi", "scan"}
     assert rows["ffi"]["ratio_vs_ffi"] == 1.0
     assert rows["scan"]["ratio_vs_ffi"] == pytest.approx(rows["scan"]["median_ms"] / rows["ffi"]["median_ms"])
-    inputs = bench.make_inputs((1, 16, 8, 2), "float32", True, 0)
+    inputs = random_inputs(0, (1, 16, 8, 2), "float32")
     moved = bench.nbytes(inputs) + 16 * 8 * 4  # every input, plus the (1, 16, 8) float32 result
     assert rows["scan"]["gb_per_s"] == pytest.approx(moved / (rows["scan"]["median_ms"] * 1e-3) / 1e9)
     assert rows["scan"]["temp_bytes"] is not None
@@ -64,7 +65,7 @@ def test_target_lines_by_hand() -> None:
 
 def test_real_impls_agree_on_gradients() -> None:
     """The benchmarked functions compute the same thing for every impl (ffi where it is built)."""
-    inputs = bench.make_inputs((1, 16, 8, 2), "float32", True, 0)
+    inputs = random_inputs(0, (1, 16, 8, 2), "float32")
     impls = ["scan", "associative"] + ([] if bench.ffi_unavailable_reason() else ["ffi"])
     grads = {impl: bench.make_fn(impl, "fwd_bwd")(inputs) for impl in impls}
     for impl in impls[1:]:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import jax.numpy as jnp
 import numpy as np
+
+from xla_ffi.reference import random_inputs
 
 ARG_NAMES = ("u", "delta", "A", "B", "C", "D", "z", "delta_bias")
 
@@ -34,31 +35,15 @@ class Case:
 
 
 def make_inputs(case: Case, seed: int = 0) -> dict[str, np.ndarray | None]:
-    """Random float64 inputs of a stable scan (A < 0, delta' > 0); absent optionals are None."""
-    rng = np.random.default_rng(seed)
-    b, l, d, n = case.batch, case.length, case.channels, case.state
-    delta = rng.standard_normal((b, l, d)) * 0.5
-    if not case.softplus:
-        delta = np.abs(delta) + 0.05  # keep delta' positive without softplus
-    return {
-        "u": rng.standard_normal((b, l, d)),
-        "delta": delta,
-        "A": -np.exp(rng.standard_normal((d, n)) * 0.5),
-        "B": rng.standard_normal((b, l, n)),
-        "C": rng.standard_normal((b, l, n)),
-        "D": rng.standard_normal(d) if case.has_d else None,
-        "z": rng.standard_normal((b, l, d)) if case.has_z else None,
-        "delta_bias": rng.uniform(0.0, 0.3, d) if case.has_bias else None,
-    }
-
-
-def to_jax(inputs: dict[str, np.ndarray | None], dtype=jnp.float32) -> dict[str, jnp.ndarray | None]:
-    """Cast to JAX arrays; A, D and delta_bias stay float32 as in the Mamba convention."""
-    f32 = ("A", "D", "delta_bias")
-    return {
-        k: None if v is None else jnp.asarray(v, jnp.float32 if k in f32 else dtype)
-        for k, v in inputs.items()
-    }
+    """Float64 inputs of ``case`` (see xla_ffi.reference.random_inputs); absent optionals are None."""
+    return random_inputs(
+        seed,
+        (case.batch, case.length, case.channels, case.state),
+        with_d=case.has_d,
+        with_z=case.has_z,
+        with_bias=case.has_bias,
+        positive_delta=not case.softplus,  # keep delta' positive without softplus
+    )
 
 
 def numpy_scan(

@@ -11,7 +11,7 @@ import pytest
 
 from tests.xla_ffi import helpers
 from tests.xla_ffi.helpers import Case
-from xla_ffi import api, autotune, selective_scan, warmup
+from xla_ffi import api, autotune, reference, selective_scan, warmup
 
 
 @pytest.fixture(autouse=True)
@@ -44,7 +44,7 @@ def test_warmup_measures_and_persists_the_choice() -> None:
 
 
 def test_auto_result_equals_the_chosen_impl() -> None:
-    x = helpers.to_jax(helpers.make_inputs(Case(1, 8, 16, 4, has_z=False), seed=0))
+    x = reference.to_jax(helpers.make_inputs(Case(1, 8, 16, 4, has_z=False), seed=0))
     ((_, impl),) = warmup((1, 8, 16, 4), repeats=1).items()
     np.testing.assert_allclose(
         np.asarray(jax.jit(lambda kw: selective_scan(**kw, impl="auto"))(x)),
@@ -56,7 +56,7 @@ def test_auto_result_equals_the_chosen_impl() -> None:
 
 def test_unmeasured_shape_under_jit_uses_default_and_warns_once() -> None:
     def run(length):
-        x = helpers.to_jax(helpers.make_inputs(Case(1, length, 4, 2), seed=1))
+        x = reference.to_jax(helpers.make_inputs(Case(1, length, 4, 2), seed=1))
         return jax.jit(lambda kw: selective_scan(**kw, impl="auto"))(x)
 
     with pytest.warns(UserWarning, match="was not measured") as record:

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from xla_ffi import selective_scan
+from xla_ffi.reference import random_inputs
 
 try:
     HAVE_GPU = bool(jax.devices("gpu"))
@@ -21,24 +22,6 @@ except RuntimeError:
     HAVE_GPU = False
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not HAVE_GPU, reason="JAX sees no CUDA device")]
-
-def _inputs(shape: tuple[int, int, int, int], dtype: str, seed: int = 0) -> dict[str, jax.Array]:
-    batch, length, channels, state = shape
-    rng = np.random.default_rng(seed)
-
-    def arr(*dims: int, scale: float = 1.0, dt: str = dtype) -> jax.Array:
-        return jnp.asarray(rng.standard_normal(dims).astype(np.float32) * scale, dtype=dt)
-
-    return {
-        "u": arr(batch, length, channels),
-        "delta": arr(batch, length, channels, scale=0.5),
-        "A": -jnp.exp(arr(channels, state, scale=0.5, dt="float32")),
-        "B": arr(batch, length, state),
-        "C": arr(batch, length, state),
-        "D": arr(channels, dt="float32"),
-        "z": arr(batch, length, channels),
-        "delta_bias": arr(channels, scale=0.3, dt="float32"),
-    }
 
 
 def _outputs_and_grads(inputs: dict[str, jax.Array], impl: str) -> dict[str, np.ndarray]:
@@ -55,7 +38,7 @@ def _outputs_and_grads(inputs: dict[str, jax.Array], impl: str) -> dict[str, np.
 @pytest.mark.parametrize("shape", [(2, 300, 40, 16), (1, 70, 9, 1), (2, 65, 24, 64), (1, 33, 8, 256),
                                    (3, 1, 5, 3)], ids=lambda s: "x".join(map(str, s)))
 def test_cuda_matches_scan_reference(shape: tuple[int, int, int, int], dtype: str) -> None:
-    inputs = _inputs(shape, dtype)
+    inputs = random_inputs(0, shape, dtype)
     got, want = _outputs_and_grads(inputs, "ffi"), _outputs_and_grads(inputs, "scan")
     tol = 3e-2 if dtype == "bfloat16" else 1e-4
     for name in want:
@@ -64,13 +47,13 @@ def test_cuda_matches_scan_reference(shape: tuple[int, int, int, int], dtype: st
 
 
 def test_large_grid_forward() -> None:
-    inputs = _inputs((8, 512, 1536, 16), "float32", seed=1)
+    inputs = random_inputs(1, (8, 512, 1536, 16), "float32")
     y = selective_scan(**inputs, delta_softplus=True, impl="ffi")
     ref = selective_scan(**inputs, delta_softplus=True, impl="scan")
     np.testing.assert_allclose(np.asarray(y), np.asarray(ref), rtol=1e-4, atol=1e-4)
 
 
 def test_state_size_over_cuda_limit_is_a_clear_error() -> None:
-    inputs = _inputs((1, 8, 4, 300), "float32")
+    inputs = random_inputs(0, (1, 8, 4, 300), "float32")
     with pytest.raises(jax.errors.JaxRuntimeError, match="N=300 is not supported by the CUDA kernel"):
         jax.block_until_ready(selective_scan(**inputs, impl="ffi"))

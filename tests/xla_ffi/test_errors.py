@@ -13,14 +13,14 @@ import pytest
 
 from tests.xla_ffi import helpers
 from tests.xla_ffi.helpers import Case
-from xla_ffi import LibraryNotFoundError, ffi, selective_scan
+from xla_ffi import LibraryNotFoundError, ffi, reference, selective_scan
 
 CASE = Case(2, 5, 3, 4)
 
 
 @pytest.fixture(scope="module")
 def inputs() -> dict[str, jax.Array]:
-    return helpers.to_jax(helpers.make_inputs(CASE))
+    return reference.to_jax(helpers.make_inputs(CASE))
 
 
 @pytest.mark.parametrize(

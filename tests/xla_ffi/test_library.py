@@ -35,8 +35,8 @@ def test_lib_dir_override_is_searched_first(tmp_path, monkeypatch) -> None:
 _SCRIPT = """
 import jax, jax.numpy as jnp, numpy as np, sys
 from tests.xla_ffi import helpers
-from xla_ffi import selective_scan
-x = helpers.to_jax(helpers.make_inputs(helpers.Case(2, 70, 20, 16), seed=9))
+from xla_ffi import reference, selective_scan
+x = reference.random_inputs(9, (2, 70, 20, 16), "float32")
 f = lambda *a: jnp.sum(selective_scan(*a, delta_softplus=True, impl="ffi") ** 2)
 grads = jax.jit(jax.grad(f, argnums=tuple(range(8))))(*(x[k] for k in helpers.ARG_NAMES))
 np.savez(sys.argv[1], *[np.asarray(g) for g in grads])
