@@ -17,7 +17,7 @@ import pytest
 
 from tests.xla_ffi import helpers
 from tests.xla_ffi.helpers import Case
-from xla_ffi import api, selective_scan
+from xla_ffi import api, reference, selective_scan
 
 CASES = [
     Case(1, 1, 3, 1),
@@ -37,7 +37,7 @@ def _cpu_library_built():
 
 
 def _run(case: Case, inputs, impl: str):
-    x = helpers.to_jax(inputs)
+    x = reference.to_jax(inputs)
     run = jax.jit(
         lambda kw: selective_scan(**kw, delta_softplus=case.softplus, return_last_state=True, impl=impl)
     )
@@ -56,8 +56,22 @@ def test_forward_matches_numpy_float64(case: Case, impl: str) -> None:
     np.testing.assert_allclose(np.asarray(last), last_ref, rtol=2e-4, atol=2e-4 * np.abs(last_ref).max())
 
 
+@pytest.mark.parametrize("softplus", [True, False])
+def test_forward_exp_underflow_segments(softplus: bool) -> None:
+    """Steps where delta' A is far below float32's exp range (the kernel's clamped exp path)
+    between ordinary segments: outputs and the carried state still match float64."""
+    case = Case(2, 200, 24, 8, softplus=softplus)
+    inputs = helpers.make_inputs(case, seed=12)
+    inputs["delta"][:, 70:90] += 300.0  # exp(delta' A) ~ exp(-300) or smaller
+    y, last = _run(case, inputs, "ffi")
+    y_ref, last_ref = helpers.numpy_scan(**inputs, delta_softplus=softplus)
+    assert np.all(np.isfinite(np.asarray(y)))
+    np.testing.assert_allclose(np.asarray(y), y_ref, rtol=2e-4, atol=2e-4 * np.abs(y_ref).max())
+    np.testing.assert_allclose(np.asarray(last), last_ref, rtol=2e-4, atol=2e-4 * np.abs(last_ref).max())
+
+
 def _loss_and_grads(case: Case, inputs, impl: str, wy, wl) -> dict[str, np.ndarray]:
-    x = helpers.to_jax(inputs)
+    x = reference.to_jax(inputs)
     present = [k for k in helpers.ARG_NAMES if x[k] is not None]
 
     def loss(*args):
@@ -93,7 +107,7 @@ def test_ffi_gradients_match_finite_differences_and_scan_grad(case: Case) -> Non
 def test_bfloat16_inputs_within_tolerance() -> None:
     """bf16 in, bf16 out (f32 inside): y within 2% of the float64 result on the rounded inputs."""
     case = Case(2, 70, 24, 16)
-    x = helpers.to_jax(helpers.make_inputs(case, seed=4), jnp.bfloat16)
+    x = reference.to_jax(helpers.make_inputs(case, seed=4), jnp.bfloat16)
     rounded = {k: None if v is None else np.asarray(v.astype(jnp.float32), np.float64) for k, v in x.items()}
     y_ref, last_ref = helpers.numpy_scan(**rounded, delta_softplus=True)
     y, last = jax.jit(
@@ -121,7 +135,7 @@ def test_bfloat16_inputs_within_tolerance() -> None:
 
 def test_vmap_and_grad_of_vmap_match_per_example_results() -> None:
     case = Case(2, 40, 12, 4)
-    examples = [helpers.to_jax(helpers.make_inputs(case, seed=s)) for s in (5, 6, 7)]
+    examples = [reference.to_jax(helpers.make_inputs(case, seed=s)) for s in (5, 6, 7)]
     shared = {k: examples[0][k] for k in ("A", "D", "delta_bias")}
     mapped = ("u", "delta", "B", "C", "z")
     stacked = {k: jnp.stack([e[k] for e in examples]) for k in mapped}
@@ -147,7 +161,7 @@ def test_vmap_and_grad_of_vmap_match_per_example_results() -> None:
 
 
 def test_returns_y_only_by_default_and_is_deterministic() -> None:
-    x = helpers.to_jax(helpers.make_inputs(Case(1, 20, 16, 4), seed=8))
+    x = reference.to_jax(helpers.make_inputs(Case(1, 20, 16, 4), seed=8))
     y1 = selective_scan(**x, impl="ffi")
     y2 = jax.jit(lambda kw: selective_scan(**kw, impl="ffi"))(x)
     assert isinstance(y1, jax.Array) and y1.shape == (1, 20, 16)

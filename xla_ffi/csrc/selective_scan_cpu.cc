@@ -2,10 +2,13 @@
 // SelectiveScanBwdCpu. See the FFI contract in xla_ffi/ffi.py.
 //
 // Layout is channels-last, so a block of kLanes consecutive channels is contiguous in
-// memory: each task handles one (batch, channel block) and the SIMD lanes run over the
-// block's channels, with the state dimension an inner loop over arrays of N lane-vectors
-// (h[n][lane], exp(delta*A)[n][lane]): no horizontal sums in the forward pass, loads of u,
-// delta, z and y are contiguous, and any N (1 .. 256) vectorises the same way.
+// memory: the SIMD lanes run over a block's channels, with the state dimension an inner
+// loop over arrays of N lane-vectors (h[n][lane], exp(delta*A)[n][lane]): no horizontal
+// sums in the forward pass, loads of u, delta, z and y are contiguous, and any N (1 .. 256)
+// vectorises the same way. The forward is bound by its N * L * D exponentials: they use a
+// range-reduced exp2 polynomial on 8-lane vectors (GCC vector extensions), skip the range
+// clamp when a segment's |delta' A| is known to be small, and each forward task walks time
+// in segments over a range of channel blocks (see FwdTaskBody).
 // Layers: vectorisable math -> per-task compute (template over the storage type T, compiled
 // for AVX2+FMA and for the x86-64 baseline, picked at run time) -> typed Impl<T> (threading,
 // reductions) -> dtype dispatch -> XLA_FFI_DEFINE_HANDLER_SYMBOL.
@@ -16,6 +19,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
@@ -30,6 +34,7 @@
 #include "selective_scan_common.h"
 
 #define SS_INLINE inline __attribute__((always_inline))
+#define SS_INLINE_LAMBDA __attribute__((always_inline))
 
 namespace selective_scan {
 namespace {
@@ -56,44 +61,80 @@ SS_INLINE void Store(float x, Bf16* p) {  // round to nearest even; NaN stays Na
   *p = Bf16((v & 0x7fffffffu) > 0x7f800000u ? ((v >> 16) | 0x40u) : rounded);
 }
 
-// 2^t, Cephes exp2f polynomial on the rounded remainder (~2e-7 relative error). t is clamped
-// to [-126, 127]; the scale 2^round(t) comes from the bits of the rounding constant.
-SS_INLINE float Exp2(float t) {
-  t = std::min(std::max(t, -126.0f), 127.0f);
-  const float kk = t + 12582912.0f;  // 1.5 * 2^23: the low mantissa bits hold round(t)
-  const float f = t - (kk - 12582912.0f);
-  float p = 1.535336188319500e-4f;
-  p = p * f + 1.339887440266574e-3f;
-  p = p * f + 9.618437357674640e-3f;
-  p = p * f + 5.550332471162809e-2f;
-  p = p * f + 2.402264791363012e-1f;
-  p = p * f + 6.931472028550421e-1f;
+// Eight float32 lanes as a GCC vector: one AVX2 register in the AVX2+FMA variants, two SSE
+// registers in the baseline ones. Loads and stores go through memcpy (any alignment). The
+// helpers are always inlined, so the ABI of passing such vectors (-Wpsabi) never applies.
+#pragma GCC diagnostic ignored "-Wpsabi"
+typedef float V8 __attribute__((vector_size(32)));
+typedef uint32_t U8 __attribute__((vector_size(32)));
+typedef int32_t I8 __attribute__((vector_size(32)));
+constexpr int kV = 8;
+
+SS_INLINE V8 LoadV(const float* p) {
+  V8 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+SS_INLINE void StoreV(V8 v, float* p) { std::memcpy(p, &v, sizeof v); }
+SS_INLINE V8 Splat(float x) { return V8{} + x; }
+
+// Bit views of float32 (scalar or vector) values, for the exponent arithmetic in Exp2.
+SS_INLINE uint32_t Bits(float x) {
+  uint32_t b;
+  std::memcpy(&b, &x, 4);
+  return b;
+}
+SS_INLINE float FromBits(uint32_t b) {
+  float x;
+  std::memcpy(&x, &b, 4);
+  return x;
+}
+SS_INLINE U8 Bits(V8 x) { return (U8)x; }  // vector casts keep the bits
+SS_INLINE V8 FromBits(U8 b) { return (V8)b; }
+SS_INLINE float Clamp(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
+SS_INLINE V8 Clamp(V8 x, float lo, float hi) {  // maxps/minps; NaN becomes lo
+  const V8 l = Splat(lo), h = Splat(hi);
+  x = x > l ? x : l;
+  return x < h ? x : h;
+}
+
+// 2^t for a float or a V8. t is clamped to [-125, 127]; round(t) comes from the low mantissa
+// bits of t + 1.5 * 2^23 and is added straight into the exponent field of the polynomial's
+// value (no multiply); 2^f on [-0.5, 0.5] is a degree-5 minimax polynomial (max relative
+// error 1.9e-7 evaluated in float32).
+template <typename F>
+SS_INLINE F Exp2(F t) {
+  t = Clamp(t, -125.0f, 127.0f);
+  const F kk = t + 12582912.0f;  // 1.5 * 2^23
+  const F f = t - (kk - 12582912.0f);
+  F p = 1.326472422670463e-3f * f + 9.671513244061958e-3f;
+  p = p * f + 5.550733756851986e-2f;
+  p = p * f + 2.402224207465002e-1f;
+  p = p * f + 6.931469775880010e-1f;
   p = p * f + 1.0f;
-  uint32_t bits;
-  std::memcpy(&bits, &kk, 4);
-  bits = (bits + 127u) << 23;  // (round(t) + 127) << 23; the constant's own bits shift out
-  float scale;
-  std::memcpy(&scale, &bits, 4);
-  return p * scale;
+  return FromBits(Bits(p) + (Bits(kk) << 23));  // p * 2^round(t): the constant's bits shift out
 }
 
 constexpr float kLog2e = 1.44269504088896341f;
-SS_INLINE float Exp(float x) { return Exp2(x * kLog2e); }
+template <typename F>
+SS_INLINE F Exp(F x) {
+  return Exp2(x * kLog2e);
+}
 
-// log(x) for normal x > 0, Cephes polynomial.
-SS_INLINE float Log(float x) {
-  uint32_t bits;
-  std::memcpy(&bits, &x, 4);
-  int32_t e = int32_t((bits >> 23) & 0xffu) - 126;
-  bits = (bits & 0x007fffffu) | 0x3f000000u;  // mantissa in [0.5, 1)
-  float m;
-  std::memcpy(&m, &bits, 4);
-  const bool small = m < 0.707106781186547524f;
-  e = small ? e - 1 : e;
+SS_INLINE float ExponentToFloat(uint32_t e) { return float(int32_t(e)); }
+SS_INLINE V8 ExponentToFloat(U8 e) { return __builtin_convertvector((I8)e, V8); }
+
+// log(x) for normal x > 0 (float or V8), Cephes polynomial.
+template <typename F>
+SS_INLINE F Log(F x) {
+  auto bits = Bits(x);
+  F fe = ExponentToFloat((bits >> 23) & 0xffu) - 126.0f;
+  F m = FromBits((bits & 0x007fffffu) | 0x3f000000u);  // mantissa in [0.5, 1)
+  const auto small = m < 0.707106781186547524f;
+  fe = small ? fe - 1.0f : fe;
   m = small ? m + m - 1.0f : m - 1.0f;
-  const float z = m * m;
-  float y = 7.0376836292e-2f;
-  y = y * m - 1.1514610310e-1f;
+  const F z = m * m;
+  F y = 7.0376836292e-2f * m - 1.1514610310e-1f;
   y = y * m + 1.1676998740e-1f;
   y = y * m - 1.2420140846e-1f;
   y = y * m + 1.4249322787e-1f;
@@ -102,22 +143,28 @@ SS_INLINE float Log(float x) {
   y = y * m - 2.4999993993e-1f;
   y = y * m + 3.3333331174e-1f;
   y = y * m * z;
-  const float fe = float(e);
   y += -2.12194440e-4f * fe;
   y += -0.5f * z;
   return (m + y) + 0.693359375f * fe;
 }
 
-// softplus(x) = log1p(exp(x)), identity above 20; also returns d softplus / dx = sigmoid(x).
-SS_INLINE float Softplus(float x, float* grad) {
-  const float e = Exp(std::min(x, 20.0f));
-  const float y = 1.0f + e;
-  const float log1p = Log(y) - ((y - 1.0f) - e) / y;  // log1p with the rounding of 1 + e undone
-  *grad = x > 20.0f ? 1.0f : e / y;
-  return x > 20.0f ? x : log1p;
+// softplus(x) = log1p(exp(x)), identity above 20, for a float or a V8; `grad` (if given)
+// receives d softplus / dx = sigmoid(x).
+template <typename F>
+SS_INLINE F Softplus(F x, F* grad = nullptr) {
+  const F e = Exp(Clamp(x, -1e30f, 20.0f));
+  const F y = 1.0f + e;
+  const F r = 1.0f / y;
+  const F log1p = Log(y) - ((y - 1.0f) - e) * r;  // log1p with the rounding of 1 + e undone
+  const auto big = x > 20.0f;
+  if (grad != nullptr) *grad = big ? F{} + 1.0f : e * r;
+  return big ? x : log1p;
 }
 
-SS_INLINE float Sigmoid(float x) { return 1.0f / (1.0f + Exp(-x)); }
+template <typename F>
+SS_INLINE F Sigmoid(F x) {
+  return 1.0f / (1.0f + Exp(-x));
+}
 
 SS_INLINE float HorizontalSum(const float* v) {  // tree sum of kLanes values
   float h[kLanes];
@@ -155,11 +202,12 @@ struct BwdPartials {
   float *dA, *dB, *dC, *dD, *dbias;
 };
 
-// Scratch of one worker, sized once per call: `steps` time steps of a channel block.
+// Scratch of one backward worker, sized once per call: `steps` time steps of a channel block
+// and their state history.
 struct Scratch {
-  Scratch(int64_t steps, int64_t state, bool with_history)
+  Scratch(int64_t steps, int64_t state)
       : storage(size_t(steps * kLanes * 9 + steps * state * 2 + state * kLanes * 5 + kLanes * 4 +
-                       (with_history ? (2 * steps + 1) * state * kLanes : 0)),
+                       (2 * steps + 1) * state * kLanes),
                 0.0f) {
     float* p = storage.data();
     auto take = [&p](int64_t n) {
@@ -187,8 +235,8 @@ struct Scratch {
     bias = take(kLanes);
     dD = take(kLanes);
     dbias = take(kLanes);
-    hs = with_history ? take((steps + 1) * state * kLanes) : nullptr;
-    as = with_history ? take(steps * state * kLanes) : nullptr;
+    hs = take((steps + 1) * state * kLanes);
+    as = take(steps * state * kLanes);
   }
   Scratch(const Scratch&) = delete;  // the pointers below point into `storage`
   Scratch(Scratch&&) = default;       // a moved vector keeps its buffer
@@ -197,19 +245,52 @@ struct Scratch {
       *dbias, *hs, *as;
 };
 
-// Loads the per-block constants: A (and A log2(e)) transposed to [n][lane], D skip, delta bias (pad lanes 0).
+// Scratch of one forward worker for a range of up to `blocks` channel blocks: kSegment steps
+// of u, delta', z and y of one block, the segment's B and C rows, each block's state and constants.
+struct FwdScratch {
+  FwdScratch(int64_t blocks, int64_t state)
+      : storage(size_t(4 * kSegment * kLanes + 2 * kSegment * state + blocks * ((2 * state + 2) * kLanes + 1)),
+                0.0f) {
+    float* p = storage.data();
+    auto take = [&p](int64_t n) {
+      float* q = p;
+      p += n;
+      return q;
+    };
+    u = take(kSegment * kLanes);
+    dt = take(kSegment * kLanes);
+    z = take(kSegment * kLanes);
+    out = take(kSegment * kLanes);
+    h = take(blocks * state * kLanes);
+    At2 = take(blocks * state * kLanes);
+    Amax = take(blocks);
+    Dk = take(blocks * kLanes);
+    bias = take(blocks * kLanes);
+    Bc = take(kSegment * state);
+    Cc = take(kSegment * state);
+  }
+  FwdScratch(const FwdScratch&) = delete;  // the pointers below point into `storage`
+  FwdScratch(FwdScratch&&) = default;       // a moved vector keeps its buffer
+  std::vector<float> storage;
+  float *u, *dt, *z, *out, *h, *At2, *Amax, *Dk, *bias, *Bc, *Cc;
+};
+
+// Loads one block's constants, pad lanes 0: A log2(e) (and A itself when `At` is given)
+// transposed to [n][lane], D skip, delta bias.
 SS_INLINE void LoadBlockConstants(const ScanDims& d, const float* A, const float* Dskip,
-                                  const float* delta_bias, int64_t d0, int cb, Scratch& s) {
+                                  const float* delta_bias, int64_t d0, int cb, float* At, float* At2,
+                                  float* Dk, float* bias) {
   const int64_t N = d.state;
   for (int64_t n = 0; n < N; ++n) {
     for (int c = 0; c < kLanes; ++c) {
-      s.At[n * kLanes + c] = c < cb ? A[(d0 + c) * N + n] : 0.0f;
-      s.At2[n * kLanes + c] = s.At[n * kLanes + c] * kLog2e;
+      const float an = c < cb ? A[(d0 + c) * N + n] : 0.0f;
+      if (At != nullptr) At[n * kLanes + c] = an;
+      At2[n * kLanes + c] = an * kLog2e;
     }
   }
   for (int c = 0; c < kLanes; ++c) {
-    s.Dk[c] = c < cb ? Dskip[d0 + c] : 0.0f;
-    s.bias[c] = c < cb ? delta_bias[d0 + c] : 0.0f;
+    Dk[c] = c < cb ? Dskip[d0 + c] : 0.0f;
+    bias[c] = c < cb ? delta_bias[d0 + c] : 0.0f;
   }
 }
 
@@ -240,7 +321,11 @@ SS_INLINE void Gather(const FwdArgs<T>& a, const T* dy, int64_t b, int64_t d0, i
     if (dy != nullptr) GatherRow(dy + row, cb, s.out + i * kLanes);
   }
   if (d.softplus) {
-    for (int64_t k = 0; k < S * kLanes; ++k) s.dt[k] = Softplus(s.dt[k], &s.dsp[k]);
+    for (int64_t k = 0; k < S * kLanes; k += kV) {
+      V8 grad;
+      StoreV(Softplus(LoadV(s.dt + k), &grad), s.dt + k);
+      StoreV(grad, s.dsp + k);
+    }
   } else {
     for (int64_t k = 0; k < S * kLanes; ++k) s.dsp[k] = 1.0f;
   }
@@ -251,18 +336,23 @@ SS_INLINE void Gather(const FwdArgs<T>& a, const T* dy, int64_t b, int64_t d0, i
   }
 }
 
-// Prefetches the block's rows [t0, t0 + S) of a [batch, length, channels] tensor: the rows
-// are a channels-stride apart (often across pages, out of the hardware prefetcher's reach).
+// Prefetches channels [d0, d0 + width) of rows [t0, t0 + S) of a [batch, length, channels]
+// tensor: the rows are a channels-stride apart (often across pages, out of the hardware
+// prefetcher's reach).
 template <typename T>
-SS_INLINE void PrefetchRows(const T* base, const ScanDims& d, int64_t b, int64_t d0, int64_t t0,
-                            int64_t S, bool for_write) {
+SS_INLINE void PrefetchRows(const T* base, const ScanDims& d, int64_t b, int64_t d0, int64_t width,
+                            int64_t t0, int64_t S, bool for_write) {
   if (base == nullptr) return;
+  const int64_t bytes = width * int64_t(sizeof(T));
   for (int64_t i = 0; i < S; ++i) {
-    const T* row = base + (b * d.length + t0 + i) * d.channels + d0;
-    if (for_write) {
-      __builtin_prefetch(row, 1);
-    } else {
-      __builtin_prefetch(row, 0);
+    const char* row = reinterpret_cast<const char*>(base + (b * d.length + t0 + i) * d.channels + d0);
+    for (int64_t off = 0; off < bytes + 63; off += 64) {
+      const char* line = row + std::min(off, bytes - 1);  // the last line once, even if unaligned
+      if (for_write) {
+        __builtin_prefetch(line, 1);
+      } else {
+        __builtin_prefetch(line, 0);
+      }
     }
   }
 }
@@ -289,11 +379,11 @@ SS_INLINE void SaveState(const float* h, int64_t N, int cb, float* dst) {
   }
 }
 
-// S recurrence steps advancing the state h[n][lane]: y (pre-gate, with D skip) into
-// `ypre`; with kHistory, also every state into hs[1..S] and every exp(delta*A) into `as`.
-template <bool kHistory>
-SS_INLINE void Recurrence(int64_t S, int64_t N, const Scratch& s, float* h, float* ypre, float* hs,
-                          float* as) {
+// The backward pass's recomputation of a chunk: S recurrence steps advancing the state
+// h[n][lane], y (pre-gate, with D skip) into `ypre`, every state into hs[1..S] and every
+// exp(delta*A) into `as`.
+SS_INLINE void RecomputeChunk(int64_t S, int64_t N, const Scratch& s, float* h, float* ypre, float* hs,
+                              float* as) {
   for (int64_t i = 0; i < S; ++i) {
     const float* dti = s.dt + i * kLanes;
     const float* ui = s.u + i * kLanes;
@@ -306,20 +396,68 @@ SS_INLINE void Recurrence(int64_t S, int64_t N, const Scratch& s, float* h, floa
       const float bn = s.Bc[i * N + n], cn = s.Cc[i * N + n];
       float* hn = h + n * kLanes;
       const float* An = s.At2 + n * kLanes;  // exp(delta A) = 2^(delta A log2 e)
-      float* an_out = kHistory ? as + (i * N + n) * kLanes : nullptr;
-      float* hn_out = kHistory ? hs + ((i + 1) * N + n) * kLanes : nullptr;
+      float* an_out = as + (i * N + n) * kLanes;
+      float* hn_out = hs + ((i + 1) * N + n) * kLanes;
       for (int c = 0; c < kLanes; ++c) {
         const float a = Exp2(dti[c] * An[c]);
         const float hv = a * hn[c] + dbu[c] * bn;
         hn[c] = hv;
         acc[c] += cn * hv;
-        if constexpr (kHistory) {
-          an_out[c] = a;
-          hn_out[c] = hv;
-        }
+        an_out[c] = a;
+        hn_out[c] = hv;
       }
     }
     for (int c = 0; c < kLanes; ++c) ypre[i * kLanes + c] = acc[c] + s.Dk[c] * ui[c];
+  }
+}
+
+// 2^t without the clamp of Exp2, for callers that know |t| <= 125 (see Exp2Bounded).
+template <typename F>
+SS_INLINE F Exp2Unclamped(F t) {
+  const F kk = t + 12582912.0f;
+  const F f = t - (kk - 12582912.0f);
+  F p = 1.326472422670463e-3f * f + 9.671513244061958e-3f;
+  p = p * f + 5.550733756851986e-2f;
+  p = p * f + 2.402224207465002e-1f;
+  p = p * f + 6.931469775880010e-1f;
+  p = p * f + 1.0f;
+  return FromBits(Bits(p) + (Bits(kk) << 23));
+}
+
+// S forward steps of one channel block: advances the state h[n][lane] and writes y (pre-gate,
+// with D skip) into `ypre`. dt, u, ypre: [S][kLanes]; Bc, Cc: [S][N]; At2: A log2(e) as
+// [N][kLanes]. Each kV-lane vector of the block runs its own pass over n, so its delta',
+// delta' u, two accumulators (halving the chain of the sum over n) and the exp constants all
+// stay in registers. kClamp = false when |delta' A log2(e)| <= 125 is known for the segment.
+template <bool kClamp>
+SS_INLINE void FwdRecurrence(int64_t S, int64_t N, const float* __restrict dt_in,
+                             const float* __restrict u_in, const float* __restrict Bc,
+                             const float* __restrict Cc, const float* __restrict At2,
+                             const float* __restrict Dskip, float* __restrict h,
+                             float* __restrict ypre) {
+  for (int64_t i = 0; i < S; ++i) {
+    const float* Bi = Bc + i * N;
+    const float* Ci = Cc + i * N;
+    for (int v = 0; v < kLanes; v += kV) {
+      const V8 dt = LoadV(dt_in + i * kLanes + v), u = LoadV(u_in + i * kLanes + v);
+      const V8 dbu = dt * u;
+      V8 acc0 = LoadV(Dskip + v) * u, acc1 = V8{};
+      auto step = [&](int64_t n, V8& acc) SS_INLINE_LAMBDA {
+        float* hp = h + n * kLanes + v;
+        const V8 t = dt * LoadV(At2 + n * kLanes + v);
+        const V8 a = kClamp ? Exp2(t) : Exp2Unclamped(t);
+        const V8 hv = a * LoadV(hp) + dbu * Bi[n];
+        StoreV(hv, hp);
+        acc += Ci[n] * hv;
+      };
+      int64_t n = 0;
+      for (; n + 1 < N; n += 2) {
+        step(n, acc0);
+        step(n + 1, acc1);
+      }
+      if (n < N) step(n, acc0);
+      StoreV(acc0 + acc1, ypre + i * kLanes + v);
+    }
   }
 }
 
@@ -373,37 +511,86 @@ SS_INLINE void BackwardStep(int64_t N, const float* __restrict Bt, const float* 
 // ---------------------------------------------------------------------------------------
 // Per-task compute.
 
-// Forward for one (batch, channel block): y, last state, chunk-boundary states.
+// Forward for one (batch, range of `tile` channel blocks): y, last state, chunk-boundary
+// states. Time is the outer loop (segments of kSegment steps) and the range's blocks the
+// inner one, with every block's state kept in scratch: a segment's rows of u, delta, z and
+// y are then visited by consecutive blocks while their pages are still in the TLB (one
+// block at a time over the whole sequence would visit each page once per block).
 template <typename T>
-SS_INLINE void FwdTaskBody(const FwdArgs<T>& a, int64_t task, Scratch& s) {
+SS_INLINE void FwdTaskBody(const FwdArgs<T>& a, int64_t task, int64_t tile, FwdScratch& s) {
   const ScanDims& d = a.d;
-  const int64_t nblocks = (d.channels + kLanes - 1) / kLanes;
-  const int64_t b = task / nblocks, d0 = (task % nblocks) * kLanes;
-  const int cb = int(std::min<int64_t>(kLanes, d.channels - d0));
   const int64_t L = d.length, D = d.channels, N = d.state;
-  LoadBlockConstants(d, a.A, a.Dskip, a.delta_bias, d0, cb, s);
-  std::fill(s.h, s.h + N * kLanes, 0.0f);
+  const int64_t nblocks = (D + kLanes - 1) / kLanes, ntiles = (nblocks + tile - 1) / tile;
+  const int64_t b = task / ntiles, blk0 = (task % ntiles) * tile;
+  const int64_t nb = std::min(tile, nblocks - blk0);
+  auto first = [&](int64_t j) { return (blk0 + j) * kLanes; };  // first channel of block j
+  auto lanes = [&](int64_t j) { return int(std::min<int64_t>(kLanes, D - first(j))); };
+  for (int64_t j = 0; j < nb; ++j) {
+    LoadBlockConstants(d, a.A, a.Dskip, a.delta_bias, first(j), lanes(j), nullptr, s.At2 + j * N * kLanes,
+                       s.Dk + j * kLanes, s.bias + j * kLanes);
+    s.Amax[j] = 0.0f;
+    for (int64_t k = 0; k < N * kLanes; ++k) s.Amax[j] = std::max(s.Amax[j], std::abs(s.At2[j * N * kLanes + k]));
+  }
+  std::fill(s.h, s.h + nb * N * kLanes, 0.0f);
+  auto save = [&](float* dst) {  // every block's state into a [D, N] slice
+    for (int64_t j = 0; j < nb; ++j) SaveState(s.h + j * N * kLanes, N, lanes(j), dst + first(j) * N);
+  };
+  const T* z = d.has_z ? a.z : nullptr;
   for (int64_t t0 = 0; t0 < L;) {
-    if (t0 % d.chunk == 0) {
-      SaveState(s.h, N, cb, a.chunk_states + ((b * d.nchunks + t0 / d.chunk) * D + d0) * N);
-    }
+    if (t0 % d.chunk == 0) save(a.chunk_states + (b * d.nchunks + t0 / d.chunk) * D * N);
     const int64_t t1 = std::min({L, t0 + kSegment, (t0 / d.chunk + 1) * d.chunk});
     const int64_t S = t1 - t0;
-    Gather<T>(a, nullptr, b, d0, cb, t0, S, s);
-    const int64_t S_next = std::min(L - t1, kSegment);  // overlap the next rows' misses
-    PrefetchRows(a.u, d, b, d0, t1, S_next, false);
-    PrefetchRows(a.delta, d, b, d0, t1, S_next, false);
-    PrefetchRows(d.has_z ? a.z : nullptr, d, b, d0, t1, S_next, false);
-    PrefetchRows(a.y, d, b, d0, t0, S, true);
-    Recurrence<false>(S, N, s, s.h, s.out, nullptr, nullptr);
-    if (d.has_z) {
-      for (int64_t k = 0; k < S * kLanes; ++k) s.out[k] *= s.z[k] * Sigmoid(s.z[k]);
+    for (int64_t k = 0; k < S * N; ++k) {
+      s.Bc[k] = ToF32(a.Bm[(b * L + t0) * N + k]);
+      s.Cc[k] = ToF32(a.Cm[(b * L + t0) * N + k]);
     }
-    Scatter<T>(s.out, a.y, d, b, d0, cb, t0, S);
+    for (int64_t j = 0; j < nb; ++j) {
+      const int64_t d0 = first(j);
+      const int cb = lanes(j);
+      const float* bias = s.bias + j * kLanes;
+      for (int64_t i = 0; i < S; ++i) {
+        const int64_t row = (b * L + t0 + i) * D + d0;
+        GatherRow(a.u + row, cb, s.u + i * kLanes);
+        GatherRow(a.delta + row, cb, s.dt + i * kLanes);
+        for (int c = 0; c < kLanes; ++c) s.dt[i * kLanes + c] += bias[c];
+        if (z != nullptr) GatherRow(z + row, cb, s.z + i * kLanes);
+      }
+      if (d.softplus) {
+        for (int64_t k = 0; k < S * kLanes; k += kV) StoreV(Softplus(LoadV(s.dt + k)), s.dt + k);
+      }
+      V8 dtmax = V8{};
+      for (int64_t k = 0; k < S * kLanes; k += kV) {
+        const V8 x = LoadV(s.dt + k), ax = x < 0.0f ? -x : x;
+        dtmax = ax > dtmax ? ax : dtmax;  // NaN never raises it: NaN inputs take the clamped path
+      }
+      float m = 0.0f;
+      for (int c = 0; c < kV; ++c) m = std::max(m, dtmax[c]);
+      const bool clamp = !(m * s.Amax[j] <= 125.0f);
+      const float* At2 = s.At2 + j * N * kLanes;
+      if (clamp) {
+        FwdRecurrence<true>(S, N, s.dt, s.u, s.Bc, s.Cc, At2, s.Dk + j * kLanes, s.h + j * N * kLanes, s.out);
+      } else {
+        FwdRecurrence<false>(S, N, s.dt, s.u, s.Bc, s.Cc, At2, s.Dk + j * kLanes, s.h + j * N * kLanes, s.out);
+      }
+      if (z != nullptr) {
+        for (int64_t k = 0; k < S * kLanes; k += kV) {
+          const V8 zk = LoadV(s.z + k);
+          StoreV(LoadV(s.out + k) * zk * Sigmoid(zk), s.out + k);
+        }
+      }
+      Scatter<T>(s.out, a.y, d, b, d0, cb, t0, S);
+      // Stage the next block's rows (or the next segment's) in L2 while this one computes.
+      const bool last = j + 1 == nb;
+      const int64_t pd0 = last ? first(0) : first(j + 1), pt0 = last ? t1 : t0;
+      const int64_t pS = last ? std::min({L, t1 + kSegment, (t1 / d.chunk + 1) * d.chunk}) - t1 : S;
+      PrefetchRows(a.u, d, b, pd0, kLanes, pt0, pS, false);
+      PrefetchRows(a.delta, d, b, pd0, kLanes, pt0, pS, false);
+      PrefetchRows(z, d, b, pd0, kLanes, pt0, pS, false);
+    }
     t0 = t1;
   }
-  if (L == 0) SaveState(s.h, N, cb, a.chunk_states + (b * d.nchunks * D + d0) * N);
-  SaveState(s.h, N, cb, a.last_state + (b * D + d0) * N);
+  if (L == 0) save(a.chunk_states + b * d.nchunks * D * N);
+  save(a.last_state + b * D * N);
 }
 
 // Backward for one (batch, channel block), chunks in reverse; reductions into `p`.
@@ -414,7 +601,7 @@ SS_INLINE void BwdTaskBody(const BwdArgs<T>& a, int64_t task, Scratch& s, const 
   const int64_t b = task / nblocks, d0 = (task % nblocks) * kLanes;
   const int cb = int(std::min<int64_t>(kLanes, d.channels - d0));
   const int64_t L = d.length, D = d.channels, N = d.state;
-  LoadBlockConstants(d, a.f.A, a.f.Dskip, a.f.delta_bias, d0, cb, s);
+  LoadBlockConstants(d, a.f.A, a.f.Dskip, a.f.delta_bias, d0, cb, s.At, s.At2, s.Dk, s.bias);
   std::fill(s.dA, s.dA + N * kLanes, 0.0f);
   std::fill(s.dD, s.dD + kLanes, 0.0f);
   std::fill(s.dbias, s.dbias + kLanes, 0.0f);
@@ -425,23 +612,23 @@ SS_INLINE void BwdTaskBody(const BwdArgs<T>& a, int64_t task, Scratch& s, const 
     Gather<T>(a.f, a.dy, b, d0, cb, t0, S, s);
     if (k > 0) {  // the previous chunk is next
       const int64_t tp = t0 - d.chunk;
-      PrefetchRows(a.f.u, d, b, d0, tp, d.chunk, false);
-      PrefetchRows(a.f.delta, d, b, d0, tp, d.chunk, false);
-      PrefetchRows(a.dy, d, b, d0, tp, d.chunk, false);
-      PrefetchRows(d.has_z ? a.f.z : nullptr, d, b, d0, tp, d.chunk, false);
+      PrefetchRows(a.f.u, d, b, d0, cb, tp, d.chunk, false);
+      PrefetchRows(a.f.delta, d, b, d0, cb, tp, d.chunk, false);
+      PrefetchRows(a.dy, d, b, d0, cb, tp, d.chunk, false);
+      PrefetchRows(d.has_z ? a.f.z : nullptr, d, b, d0, cb, tp, d.chunk, false);
     }
-    PrefetchRows(a.du, d, b, d0, t0, S, true);
-    PrefetchRows(a.ddelta, d, b, d0, t0, S, true);
+    PrefetchRows(a.du, d, b, d0, cb, t0, S, true);
+    PrefetchRows(a.ddelta, d, b, d0, cb, t0, S, true);
     // Recompute the chunk's states forward from its saved initial state (hs[0]).
     LoadState(a.chunk_states + ((b * d.nchunks + k) * D + d0) * N, N, cb, s.hs);
     std::copy(s.hs, s.hs + N * kLanes, s.hrun);
-    Recurrence<true>(S, N, s, s.hrun, s.ypre, s.hs, s.as);
+    RecomputeChunk(S, N, s, s.hrun, s.ypre, s.hs, s.as);
     // Gate and D-skip terms of the whole chunk; s.out becomes dL/dy (pre-gate).
     if (d.has_z) {
-      for (int64_t k = 0; k < S * kLanes; ++k) {
-        const float zc = s.z[k], sg = Sigmoid(zc), dout = s.out[k];
-        s.out[k] = dout * zc * sg;
-        s.dz[k] = dout * s.ypre[k] * sg * (1.0f + zc * (1.0f - sg));
+      for (int64_t k = 0; k < S * kLanes; k += kV) {
+        const V8 zc = LoadV(s.z + k), sg = Sigmoid(zc), dout = LoadV(s.out + k);
+        StoreV(dout * zc * sg, s.out + k);
+        StoreV(dout * LoadV(s.ypre + k) * sg * (1.0f + zc * (1.0f - sg)), s.dz + k);
       }
     }
     for (int64_t i = 0; i < S; ++i) {
@@ -466,15 +653,18 @@ SS_INLINE void BwdTaskBody(const BwdArgs<T>& a, int64_t task, Scratch& s, const 
 
 // Instruction-set variants of the task bodies, picked once at run time.
 template <typename T>
-void FwdTaskBase(const FwdArgs<T>& a, int64_t task, Scratch& s) { FwdTaskBody<T>(a, task, s); }
+void FwdTaskBase(const FwdArgs<T>& a, int64_t task, int64_t tile, FwdScratch& s) {
+  FwdTaskBody<T>(a, task, tile, s);
+}
 template <typename T>
 void BwdTaskBase(const BwdArgs<T>& a, int64_t task, Scratch& s, const BwdPartials& p) {
   BwdTaskBody<T>(a, task, s, p);
 }
 #if defined(__x86_64__)
 template <typename T>
-__attribute__((target("avx2,fma"))) void FwdTaskAvx2(const FwdArgs<T>& a, int64_t task, Scratch& s) {
-  FwdTaskBody<T>(a, task, s);
+__attribute__((target("avx2,fma"))) void FwdTaskAvx2(const FwdArgs<T>& a, int64_t task, int64_t tile,
+                                                     FwdScratch& s) {
+  FwdTaskBody<T>(a, task, tile, s);
 }
 template <typename T>
 __attribute__((target("avx2,fma"))) void BwdTaskAvx2(const BwdArgs<T>& a, int64_t task, Scratch& s,
@@ -548,14 +738,24 @@ void ParallelFor(ffi::ThreadPool& pool, int64_t tasks, int workers,
 // ---------------------------------------------------------------------------------------
 // Typed implementations.
 
+// Channel blocks per forward task: as many as leave every worker about kTasksPerWorker tasks
+// (dynamic scheduling evens out a loaded machine).
+int64_t FwdTile(const ScanDims& d, int workers) {
+  constexpr int64_t kTasksPerWorker = 4;
+  const int64_t nblocks = (d.channels + kLanes - 1) / kLanes;
+  return std::clamp<int64_t>(d.batch * nblocks / (kTasksPerWorker * workers), 1, nblocks);
+}
+
 template <typename T>
 ffi::Error FwdImpl(ffi::ThreadPool& pool, const FwdArgs<T>& a) {
   const ScanDims& d = a.d;
-  const int64_t tasks = d.batch * ((d.channels + kLanes - 1) / kLanes);
-  if (tasks == 0) return ffi::Error::Success();
+  const int64_t nblocks = (d.channels + kLanes - 1) / kLanes;
+  if (d.batch * nblocks == 0) return ffi::Error::Success();
+  const int64_t tile = FwdTile(d, NumWorkers(pool, d.batch * nblocks));
+  const int64_t tasks = d.batch * ((nblocks + tile - 1) / tile);
   const int workers = NumWorkers(pool, tasks);
-  std::vector<Scratch> scratch;
-  for (int w = 0; w < workers; ++w) scratch.emplace_back(kSegment, d.state, false);
+  std::vector<FwdScratch> scratch;
+  for (int w = 0; w < workers; ++w) scratch.emplace_back(tile, d.state);
   const auto body = UseAvx2() ?
 #if defined(__x86_64__)
                               &FwdTaskAvx2<T>
@@ -563,7 +763,7 @@ ffi::Error FwdImpl(ffi::ThreadPool& pool, const FwdArgs<T>& a) {
                               &FwdTaskBase<T>
 #endif
                               : &FwdTaskBase<T>;
-  ParallelFor(pool, tasks, workers, [&](int64_t task, int w) { body(a, task, scratch[w]); });
+  ParallelFor(pool, tasks, workers, [&](int64_t task, int w) { body(a, task, tile, scratch[w]); });
   return ffi::Error::Success();
 }
 
@@ -587,7 +787,7 @@ ffi::Error BwdImpl(ffi::ThreadPool& pool, const BwdArgs<T>& a, const BwdPartials
   const int workers = NumWorkers(pool, tasks);
   const int64_t steps = std::min(d.chunk, L);
   std::vector<Scratch> scratch;
-  for (int w = 0; w < workers; ++w) scratch.emplace_back(steps, N, true);
+  for (int w = 0; w < workers; ++w) scratch.emplace_back(steps, N);
   // Worker 0 reduces straight into the outputs; the others into zeroed buffers added after.
   const int64_t part_size = D * N + 2 * B * L * N + 2 * D;
   std::vector<float> extra(size_t(part_size) * size_t(workers - 1), 0.0f);
