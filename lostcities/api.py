@@ -98,14 +98,16 @@ def choose_legal(u: jax.Array, mask: jax.Array) -> jax.Array:
     return jnp.where(total > 0, kth_set_bit(words, k, 32), 0).astype(jnp.int32)
 
 
-def kth_set_bit(words: jax.Array, k: jax.Array, width: int) -> jax.Array:
+def kth_set_bit(words: jax.Array, k: jax.Array, width: int, counts: jax.Array | None = None) -> jax.Array:
     """``width x i + b`` for the ``k``-th set bit (0-based, word by word, low bits first) of ``words``.
 
     ``words`` is ``uint32[W]`` with ``width`` (<= 32) bits used per word; ``k`` must be below the
-    total number of set bits. Elementwise scalar work only (a scan over the few words, then a
-    binary search with popcounts), so it vectorises across a batch.
+    total number of set bits; ``counts`` (int32[W]), the words' popcounts, when already known.
+    Elementwise scalar work only (a scan over the few words, then a binary search with
+    popcounts), so it vectorises across a batch.
     """
-    counts = jax.lax.population_count(words).astype(jnp.int32)
+    if counts is None:
+        counts = jax.lax.population_count(words).astype(jnp.int32)
     word, word_index, rest, before = jnp.uint32(0), jnp.int32(0), k, jnp.int32(0)
     for i in range(words.shape[-1]):  # static: a few words
         inside = (k >= before) & (k < before + counts[i])

@@ -202,19 +202,21 @@ def choose_legal_action(state: State, u: jax.Array, variant: Variant = CLASSIC) 
     top = _own_top(state).astype(jnp.uint32)
     below = jnp.where(top > 0, top + w, 0)  # bits of the cards no longer playable on each colour
     playable = (hand >> below) << below
-    num_play = jnp.sum(jax.lax.population_count(playable).astype(jnp.int32))
-    num_hand = jnp.sum(jax.lax.population_count(hand).astype(jnp.int32))
-    colours = jnp.arange(c)
-    piles = (state.pile_size > 0) & (colours != state.discarded)
-    pile_word = jnp.sum(piles.astype(jnp.uint32) << colours.astype(jnp.uint32), dtype=jnp.uint32)
+    play_counts = jax.lax.population_count(playable).astype(jnp.int32)
+    hand_counts = jax.lax.population_count(hand).astype(jnp.int32)
+    num_play, num_hand = jnp.sum(play_counts), jnp.sum(hand_counts)
+    piles = ((state.pile_size > 0) & (jnp.arange(c) != state.discarded)).astype(jnp.int32)  # drawable
     first = state.phase == 0
-    num_draws = 1 + jnp.sum(piles, dtype=jnp.int32)
-    total = jnp.where(state.done, 0, jnp.where(first, num_play + num_hand, num_draws))
+    total = jnp.where(state.done, 0, jnp.where(first, num_play + num_hand, 1 + jnp.sum(piles)))
     r = jnp.minimum(jnp.floor(u * total).astype(jnp.int32), total - 1)
+    # One search serves both phases: plays, then discards (by card); or the piles (bit 0 per colour).
     is_play = r < num_play
-    card = kth_set_bit(jnp.where(is_play, playable, hand), jnp.where(is_play, r, r - num_play), k)
-    first_action = card + jnp.where(is_play, 0, n)
-    draw_action = jnp.where(r == 0, 2 * n, 2 * n + 1 + kth_set_bit(pile_word[None], r - 1, c))
+    words = jnp.where(first, jnp.where(is_play, playable, hand), piles.astype(jnp.uint32))
+    counts = jnp.where(first, jnp.where(is_play, play_counts, hand_counts), piles)
+    rank = jnp.where(first, jnp.where(is_play, r, r - num_play), r - 1)
+    found = kth_set_bit(words, rank, k, counts)  # card id, or k x pile in phase 1
+    first_action = found + jnp.where(is_play, 0, n)
+    draw_action = jnp.where(r == 0, 2 * n, 2 * n + 1 + found // k)
     return jnp.where(total > 0, jnp.where(first, first_action, draw_action), 0).astype(jnp.int32)
 
 
