@@ -1,8 +1,8 @@
 """Lost Cities engine in pure JAX: a pytree ``State`` and pure ``init / step / mask / observation``.
 
-Everything jits and vmaps: no Python control flow on traced values and no gather, scatter, sort
-or division in ``step`` (every update is an elementwise ``where`` over the cards), so a batch of
-games runs fast; ``choose_legal_action`` samples random play without building the action mask.
+Everything jits and vmaps: no Python control flow on traced values and no gather, scatter or
+sort in ``step`` (every per-card update is an elementwise int8 ``where``), so a batch of games
+runs fast; ``choose_legal_action`` samples random play without building the action mask.
 
 Action space (``num_actions = 2 N + 1 + C`` for ``N`` cards and ``C`` colours; 126 in classic).
 A turn is two decisions by the same player:
@@ -128,8 +128,8 @@ def legal_action_mask(state: State, variant: Variant = CLASSIC) -> jax.Array:
 def step(state: State, action: jax.Array, key: jax.Array | None = None, variant: Variant = CLASSIC) -> State:
     """Apply the current player's ``action`` (legal, see the module docstring); no-op once over.
 
-    Written for batched speed on CPU: per-game facts are a few comparisons with the action (no
-    division, gather, scatter or sort), and the per-card updates below are elementwise. XLA fuses
+    Written for batched speed on CPU: per-game facts are a few comparisons with the action, and
+    the per-card updates below are elementwise int8 compares (no gather, scatter or sort). XLA fuses
     (and so recomputes) the producer of ``action`` into every per-card update: a caller that
     computes the action with a long chain of elementwise operations should end it with a
     reduction or carry it across a loop iteration (as ``experiments.bench_lostcities`` does).

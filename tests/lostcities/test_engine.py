@@ -70,6 +70,8 @@ def test_variant_registry():
         get_variant("nope")
     with pytest.raises(ValueError, match="leaves no draw pile"):
         Variant(name="bad", num_colours=1, num_numbers=3, num_wagers=0, hand_size=2)
+    with pytest.raises(ValueError, match="32 cards per colour"):
+        Variant(name="wide", num_colours=1, num_numbers=33, num_wagers=0, hand_size=2)
 
 
 def _deal(variant: Variant, deck_order: list[int]) -> engine.State:
