@@ -19,15 +19,18 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from absl import app, flags, logging
 
-from experiments.launcher import launch
 from exphil.data.paths import default_replay_dir
-from exphil.train import TrainConfig, train
-from exphil.train.config import RESUMABLE
-from exphil.train.parallel import init_distributed
-from runkit import config_tree
+
+if TYPE_CHECKING:
+    from exphil.train import TrainConfig
+
+# JAX-importing modules are imported inside the functions and the __main__ block: a dataset
+# build started by training spawns ingest workers that re-import this module (as
+# __mp_main__), and each would otherwise pay for importing JAX.
 
 MULTISHINE_SLP = str(default_replay_dir() / "exphil_fox_multishine_closed.slp")
 
@@ -71,6 +74,9 @@ def resume_overrides(cfg: TrainConfig, flag_values: flags.FlagValues = flags.FLA
 
     ``--preset`` cannot accompany ``--resume`` (a preset would rewrite the saved config).
     """
+    from exphil.train.config import RESUMABLE
+    from runkit import config_tree
+
     if flag_values["preset"].present:
         raise app.UsageError(f"--preset cannot be given with --resume={cfg.resume}: the run folder's "
                              "config.json fixes the run")
@@ -86,6 +92,9 @@ def resume_overrides(cfg: TrainConfig, flag_values: flags.FlagValues = flags.FLA
 
 
 def main(cfg: TrainConfig) -> dict:
+    from exphil.train import train
+    from exphil.train.parallel import init_distributed
+
     quiet_orbax()
     overrides = resume_overrides(cfg) if cfg.resume else None
     init_distributed()
@@ -93,4 +102,7 @@ def main(cfg: TrainConfig) -> dict:
 
 
 if __name__ == "__main__":
+    from experiments.launcher import launch
+    from exphil.train import TrainConfig
+
     launch(main, TrainConfig(), presets=PRESETS, argv=expand_aliases(sys.argv))
