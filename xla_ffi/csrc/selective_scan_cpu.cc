@@ -202,45 +202,54 @@ struct BwdPartials {
   float *dA, *dB, *dC, *dD, *dbias;
 };
 
+// One zeroed float buffer handed out in consecutive slices (the scratch structs below carve
+// their arrays from it). Moving it keeps the buffer, so slices stay valid.
+class FloatArena {
+ public:
+  explicit FloatArena(size_t floats) : storage_(floats, 0.0f), next_(storage_.data()) {}
+  FloatArena(const FloatArena&) = delete;
+  FloatArena(FloatArena&&) = default;
+  float* Take(int64_t n) {
+    float* slice = next_;
+    next_ += n;
+    return slice;
+  }
+
+ private:
+  std::vector<float> storage_;
+  float* next_;
+};
+
 // Scratch of one backward worker, sized once per call: `steps` time steps of a channel block
 // and their state history.
 struct Scratch {
   Scratch(int64_t steps, int64_t state)
-      : storage(size_t(steps * kLanes * 9 + steps * state * 2 + state * kLanes * 5 + kLanes * 4 +
-                       (2 * steps + 1) * state * kLanes),
-                0.0f) {
-    float* p = storage.data();
-    auto take = [&p](int64_t n) {
-      float* q = p;
-      p += n;
-      return q;
-    };
-    dt = take(steps * kLanes);
-    dsp = take(steps * kLanes);
-    u = take(steps * kLanes);
-    z = take(steps * kLanes);
-    out = take(steps * kLanes);  // y (forward) or dy (backward)
-    ypre = take(steps * kLanes);
-    du = take(steps * kLanes);
-    ddt = take(steps * kLanes);
-    dz = take(steps * kLanes);
-    Bc = take(steps * state);
-    Cc = take(steps * state);
-    h = take(state * kLanes);
-    hrun = take(state * kLanes);
-    At = take(state * kLanes);
-    At2 = take(state * kLanes);
-    dA = take(state * kLanes);
-    Dk = take(kLanes);
-    bias = take(kLanes);
-    dD = take(kLanes);
-    dbias = take(kLanes);
-    hs = take((steps + 1) * state * kLanes);
-    as = take(steps * state * kLanes);
+      : arena(size_t(steps * kLanes * 9 + steps * state * 2 + state * kLanes * 5 + kLanes * 4 +
+                     (2 * steps + 1) * state * kLanes)) {
+    dt = arena.Take(steps * kLanes);
+    dsp = arena.Take(steps * kLanes);
+    u = arena.Take(steps * kLanes);
+    z = arena.Take(steps * kLanes);
+    out = arena.Take(steps * kLanes);  // y (forward) or dy (backward)
+    ypre = arena.Take(steps * kLanes);
+    du = arena.Take(steps * kLanes);
+    ddt = arena.Take(steps * kLanes);
+    dz = arena.Take(steps * kLanes);
+    Bc = arena.Take(steps * state);
+    Cc = arena.Take(steps * state);
+    h = arena.Take(state * kLanes);
+    hrun = arena.Take(state * kLanes);
+    At = arena.Take(state * kLanes);
+    At2 = arena.Take(state * kLanes);
+    dA = arena.Take(state * kLanes);
+    Dk = arena.Take(kLanes);
+    bias = arena.Take(kLanes);
+    dD = arena.Take(kLanes);
+    dbias = arena.Take(kLanes);
+    hs = arena.Take((steps + 1) * state * kLanes);
+    as = arena.Take(steps * state * kLanes);
   }
-  Scratch(const Scratch&) = delete;  // the pointers below point into `storage`
-  Scratch(Scratch&&) = default;       // a moved vector keeps its buffer
-  std::vector<float> storage;
+  FloatArena arena;
   float *dt, *dsp, *u, *z, *out, *ypre, *du, *ddt, *dz, *Bc, *Cc, *h, *hrun, *At, *At2, *dA, *Dk, *bias, *dD,
       *dbias, *hs, *as;
 };
@@ -249,29 +258,20 @@ struct Scratch {
 // of u, delta', z and y of one block, the segment's B and C rows, each block's state and constants.
 struct FwdScratch {
   FwdScratch(int64_t blocks, int64_t state)
-      : storage(size_t(4 * kSegment * kLanes + 2 * kSegment * state + blocks * ((2 * state + 2) * kLanes + 1)),
-                0.0f) {
-    float* p = storage.data();
-    auto take = [&p](int64_t n) {
-      float* q = p;
-      p += n;
-      return q;
-    };
-    u = take(kSegment * kLanes);
-    dt = take(kSegment * kLanes);
-    z = take(kSegment * kLanes);
-    out = take(kSegment * kLanes);
-    h = take(blocks * state * kLanes);
-    At2 = take(blocks * state * kLanes);
-    Amax = take(blocks);
-    Dk = take(blocks * kLanes);
-    bias = take(blocks * kLanes);
-    Bc = take(kSegment * state);
-    Cc = take(kSegment * state);
+      : arena(size_t(4 * kSegment * kLanes + 2 * kSegment * state + blocks * ((2 * state + 2) * kLanes + 1))) {
+    u = arena.Take(kSegment * kLanes);
+    dt = arena.Take(kSegment * kLanes);
+    z = arena.Take(kSegment * kLanes);
+    out = arena.Take(kSegment * kLanes);
+    h = arena.Take(blocks * state * kLanes);
+    At2 = arena.Take(blocks * state * kLanes);
+    Amax = arena.Take(blocks);
+    Dk = arena.Take(blocks * kLanes);
+    bias = arena.Take(blocks * kLanes);
+    Bc = arena.Take(kSegment * state);
+    Cc = arena.Take(kSegment * state);
   }
-  FwdScratch(const FwdScratch&) = delete;  // the pointers below point into `storage`
-  FwdScratch(FwdScratch&&) = default;       // a moved vector keeps its buffer
-  std::vector<float> storage;
+  FloatArena arena;
   float *u, *dt, *z, *out, *h, *At2, *Amax, *Dk, *bias, *Bc, *Cc;
 };
 
