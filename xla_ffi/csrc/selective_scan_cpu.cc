@@ -98,13 +98,12 @@ SS_INLINE V8 Clamp(V8 x, float lo, float hi) {  // maxps/minps; NaN becomes lo
   return x < h ? x : h;
 }
 
-// 2^t for a float or a V8. t is clamped to [-125, 127]; round(t) comes from the low mantissa
-// bits of t + 1.5 * 2^23 and is added straight into the exponent field of the polynomial's
-// value (no multiply); 2^f on [-0.5, 0.5] is a degree-5 minimax polynomial (max relative
-// error 1.9e-7 evaluated in float32).
+// 2^t for a float or a V8, for |t| <= 125 (callers that cannot bound t use Exp2). round(t)
+// comes from the low mantissa bits of t + 1.5 * 2^23 and is added straight into the exponent
+// field of the polynomial's value (no multiply); 2^f on [-0.5, 0.5] is a degree-5 minimax
+// polynomial (max relative error 1.9e-7 evaluated in float32).
 template <typename F>
-SS_INLINE F Exp2(F t) {
-  t = Clamp(t, -125.0f, 127.0f);
+SS_INLINE F Exp2Unclamped(F t) {
   const F kk = t + 12582912.0f;  // 1.5 * 2^23
   const F f = t - (kk - 12582912.0f);
   F p = 1.326472422670463e-3f * f + 9.671513244061958e-3f;
@@ -113,6 +112,12 @@ SS_INLINE F Exp2(F t) {
   p = p * f + 6.931469775880010e-1f;
   p = p * f + 1.0f;
   return FromBits(Bits(p) + (Bits(kk) << 23));  // p * 2^round(t): the constant's bits shift out
+}
+
+// 2^t for any t: clamped to [-125, 127] first.
+template <typename F>
+SS_INLINE F Exp2(F t) {
+  return Exp2Unclamped(Clamp(t, -125.0f, 127.0f));
 }
 
 constexpr float kLog2e = 1.44269504088896341f;
@@ -409,19 +414,6 @@ SS_INLINE void RecomputeChunk(int64_t S, int64_t N, const Scratch& s, float* h, 
     }
     for (int c = 0; c < kLanes; ++c) ypre[i * kLanes + c] = acc[c] + s.Dk[c] * ui[c];
   }
-}
-
-// 2^t without the clamp of Exp2, for callers that know |t| <= 125 (see Exp2Bounded).
-template <typename F>
-SS_INLINE F Exp2Unclamped(F t) {
-  const F kk = t + 12582912.0f;
-  const F f = t - (kk - 12582912.0f);
-  F p = 1.326472422670463e-3f * f + 9.671513244061958e-3f;
-  p = p * f + 5.550733756851986e-2f;
-  p = p * f + 2.402224207465002e-1f;
-  p = p * f + 6.931469775880010e-1f;
-  p = p * f + 1.0f;
-  return FromBits(Bits(p) + (Bits(kk) << 23));
 }
 
 // S forward steps of one channel block: advances the state h[n][lane] and writes y (pre-gate,
