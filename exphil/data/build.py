@@ -28,7 +28,7 @@ import pyarrow as pa
 
 from exphil.data import stats as stats_lib
 from exphil.data.ingest import ingest_file
-from exphil.data.pool import ingest_rows
+from exphil.data.pool import IngestPool
 from exphil.data.storage import read_table, write_table_atomic
 
 __all__ = [
@@ -141,8 +141,8 @@ def build_dataset(replays: str | Path, out: str | Path, *, workers: int = 2,
                   checkpoint_every: int = 1000, progress: bool = True) -> BuildSummary:
     """Ingest every ``*.slp`` under ``replays`` into dataset folder ``out`` (incrementally).
 
-    ``workers`` processes parse in parallel (:mod:`exphil.data.pool`: this process works
-    while they start, nothing is forked from it); the manifest is rewritten every
+    ``workers`` processes parse in parallel (:mod:`exphil.data.pool`: forked from this
+    process unless JAX has started a backend in it); the manifest is rewritten every
     ``checkpoint_every`` processed files so a killed build loses little (a rerun picks up
     where it stopped).
     """
@@ -168,14 +168,14 @@ def build_dataset(replays: str | Path, out: str | Path, *, workers: int = 2,
             todo.append(f)
     reused = len(rows)
     new_frames = 0
-    stream = ingest_rows([str(f) for f in todo], str(out), workers)
-    for done, row in enumerate(tqdm(stream, total=len(todo), desc="ingest", unit="replay",
-                                    disable=not progress), 1):
-        rows[row["path"]] = row
-        if row["status"] == "ok":
-            new_frames += row["frames"]
-        if done % checkpoint_every == 0:
-            _write_manifest(rows.values(), out)
+    # The workers start (are forked) before the progress bar starts its monitor thread.
+    with IngestPool([str(f) for f in todo], str(out), workers) as pool:
+        for done, row in enumerate(tqdm(pool, desc="ingest", unit="replay", disable=not progress), 1):
+            rows[row["path"]] = row
+            if row["status"] == "ok":
+                new_frames += row["frames"]
+            if done % checkpoint_every == 0:
+                _write_manifest(rows.values(), out)
     if todo or rows.keys() != old.keys() or not (out / stats_lib.STATS_FILE).exists():
         final = _write_manifest(rows.values(), out)
         _write_stats(final, out)

@@ -1,15 +1,21 @@
-"""Ingest jobs spread over worker processes, with this process working while they start.
+"""Ingest jobs spread over worker processes, started so that their start-up costs little.
 
-Start-up is most of a small build's wall time on few cores: a spawned Python process
-imports numpy, pyarrow and peppi_py before it parses anything. So one worker is spawned
-(importing :mod:`exphil.data.ingest`, and the launcher's main module as spawn does: keep a
-launcher's heavy imports under its ``__main__`` guard), and it forks the others once its
-imports are done: the imports are paid once, and nothing is forked from this process,
-which may hold threads (JAX). Until the first worker result arrives, this process ingests
-files itself.
+Start-up is most of a small build's wall time on few cores: a fresh Python process
+imports numpy, pyarrow and peppi_py (~0.3 s) before it parses anything. So workers are
+forked with those imports already done:
+
+- straight from this process when that is safe (:func:`fork_safe`: on Linux, while JAX has
+  started no backend, whose runtime threads a fork would copy mid-lock; importing JAX
+  starts none, so the build_dataset CLI forks). This process is one of the workers: it
+  ingests a file whenever no worker row is waiting.
+- otherwise from one spawned worker, once its imports are done (spawn re-imports the
+  launcher's main module: keep a launcher's heavy imports under its ``__main__`` guard).
+  This process ingests files itself until the first worker row arrives.
+
 Every process takes the next job from one shared cursor over the files, largest first, so
 the last jobs are the shortest. A worker that dies (a file crashing the parser) turns its
-file into an error row instead of hanging the build.
+file into an error row instead of hanging the build, and workers stop after their current
+file once the building process is gone.
 """
 
 from __future__ import annotations
@@ -17,14 +23,33 @@ from __future__ import annotations
 import multiprocessing
 import os
 import queue
+import sys
+import warnings
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 from exphil.data.ingest import ingest_file
 
-__all__ = ["ingest_rows"]
+__all__ = ["IngestPool", "fork_safe", "ingest_rows"]
 
 _POLL_S = 0.5  # how often a waiting parent checks that the workers are alive
+
+
+def fork_safe() -> bool:
+    """Whether this process may fork ingest workers: on Linux, unless JAX has started a backend.
+
+    Importing JAX starts no thread; its backends do (and would deadlock a forked child).
+    The other threads a build's process holds, OpenBLAS's and Arrow's jemalloc's, are
+    idle native threads whose libraries handle fork. Where JAX's private check is missing
+    (a JAX version without it), JAX counts as started.
+    """
+    if not sys.platform.startswith("linux") or "fork" not in multiprocessing.get_all_start_methods():
+        return False
+    if "jax" not in sys.modules:
+        return True
+    bridge = sys.modules.get("jax._src.xla_bridge")
+    started = getattr(bridge, "backends_are_initialized", None)
+    return started is not None and not started()
 
 
 def _size(path: str) -> int:
@@ -56,89 +81,148 @@ def _work(files: Sequence[str], out: str, cursor: Any, results: Any, build: Any 
         results.put(ingest_file(files[i], out))
 
 
+def _fork(target: Any, args: tuple[Any, ...], count: int) -> list[Any]:
+    """Start ``count`` forked processes running ``target(*args)``.
+
+    Python 3.12+ warns on any fork of a process with several OS threads; the threads here
+    are the idle library threads :func:`fork_safe` accepts.
+    """
+    procs = [multiprocessing.get_context("fork").Process(target=target, args=args, name="exphil-ingest")
+             for _ in range(count)]
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r".*is multi-threaded.*", category=DeprecationWarning)
+        for p in procs:
+            p.start()
+    return procs
+
+
 def _lead(files: Sequence[str], out: str, cursor: Any, results: Any, workers: int) -> None:
-    """The spawned worker: start the other workers (forked: imports done), then work too."""
+    """The spawned worker: fork the other workers (imports done), then work too."""
     build = multiprocessing.parent_process()  # a killed build must not leave workers running
     fork = "fork" in multiprocessing.get_all_start_methods()
-    ctx = multiprocessing.get_context("fork" if fork else "spawn")
-    helpers = [ctx.Process(target=_work, args=(files, out, cursor, results, build if fork else None))
-               for _ in range(workers - 1)]
-    for h in helpers:
-        h.start()
+    if fork:
+        helpers = _fork(_work, (files, out, cursor, results, build), workers - 1)
+    else:
+        spawn = multiprocessing.get_context("spawn")
+        helpers = [spawn.Process(target=_work, args=(files, out, cursor, results))
+                   for _ in range(workers - 1)]
+        for h in helpers:
+            h.start()
     _work(files, out, cursor, results, build)
     for h in helpers:
         h.join()
 
 
-def ingest_rows(files: Sequence[str], out: str, workers: int) -> Iterator[dict[str, Any]]:
-    """Manifest rows of ``files`` ingested into dataset folder ``out``, in completion order.
+class IngestPool:
+    """Manifest rows of ``files`` ingested into dataset folder ``out`` by ``workers`` processes.
 
-    ``workers`` processes ingest in parallel (none are started for ``workers <= 1`` or a
-    single file: this process does the work).
+    The workers start when the pool is made (before the caller starts any thread, such as
+    a progress bar's); iterate for the rows in completion order, and close the pool (or
+    use it as a context manager) to stop the workers. ``fork`` forces or forbids forking
+    from this process (default: :func:`fork_safe`). No process is started for
+    ``workers <= 1`` or a single file: this process does the work.
     """
-    order = sorted(files, key=_size, reverse=True)
-    if workers <= 1 or len(order) <= 1:
-        for f in order:
-            yield ingest_file(f, out)
-        return
-    ctx = multiprocessing.get_context("spawn")
-    cursor = ctx.Value("q", 0)
-    results = ctx.Queue()
-    lead = ctx.Process(target=_lead, args=(order, out, cursor, results, min(workers, len(order))),
-                       name="exphil-ingest")
-    lead.start()
-    done: set[str] = set()
-    pool_up = False
-    try:
-        while len(done) < len(order):
-            row = None
-            if not pool_up:
-                try:
-                    row = results.get_nowait()
-                    pool_up = True
-                except queue.Empty:
-                    i = _claim(cursor, len(order))
-                    if i is None:
-                        pool_up = True  # every job is taken: wait for the workers' rows
-                        continue
-                    row = ingest_file(order[i], out)
-            else:
-                row = _next_row(results, lead)
+
+    def __init__(self, files: Sequence[str], out: str, workers: int, *, fork: bool | None = None) -> None:
+        self._order = sorted(files, key=_size, reverse=True)
+        self._out = out
+        workers = min(workers, len(self._order))
+        self._procs: list[Any] = []
+        self._forked = fork_safe() if fork is None else fork
+        if workers <= 1:
+            self._cursor, self._results = None, None
+            return
+        ctx = multiprocessing.get_context("fork" if self._forked else "spawn")
+        self._cursor = ctx.Value("q", 0)
+        self._results = ctx.Queue()
+        if self._forked:
+            self._procs = _fork(_work, (self._order, out, self._cursor, self._results), workers - 1)
+        else:
+            lead = ctx.Process(target=_lead, args=(self._order, out, self._cursor, self._results, workers),
+                               name="exphil-ingest")
+            lead.start()
+            self._procs = [lead]
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        if self._results is None:
+            for f in self._order:
+                yield ingest_file(f, self._out)
+            return
+        done: set[str] = set()
+        working = True  # this process takes jobs too
+        while len(done) < len(self._order):
+            row = self._waiting_row()
+            if row is not None and not self._forked:
+                working = False  # the spawned pool is up: it does the rest
+            if row is None and working:
+                i = _claim(self._cursor, len(self._order))
+                if i is None:
+                    working = False  # every job is taken: wait for the workers' rows
+                    continue
+                row = ingest_file(self._order[i], self._out)
+            elif row is None:
+                row = self._next_row()
                 if row is None:  # the workers are gone: finish or report what they left
-                    yield from _orphans(order, done, cursor, out)
+                    yield from self._orphans(done)
                     return
             done.add(row["path"])
             yield row
-    finally:
-        with cursor.get_lock():
-            cursor.value = len(order)  # stops the workers after their current file
-        lead.join(timeout=_POLL_S)
-        if lead.is_alive():
-            lead.terminate()
-            lead.join()
-        results.close()
-        results.join_thread()
 
+    def close(self) -> None:
+        """Stop the workers after their current file and wait for them."""
+        if self._results is None:
+            return
+        with self._cursor.get_lock():
+            self._cursor.value = len(self._order)
+        for p in self._procs:
+            p.join(timeout=_POLL_S)
+            if p.is_alive():
+                p.terminate()
+                p.join()
+        self._results.close()
+        self._results.join_thread()
+        self._results = None
 
-def _next_row(results: Any, lead: Any) -> dict[str, Any] | None:
-    """The next worker row; None once the lead worker has exited and no row is left."""
-    while True:
+    def __enter__(self) -> IngestPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _waiting_row(self) -> dict[str, Any] | None:
         try:
-            return results.get(timeout=_POLL_S)
+            return self._results.get_nowait()
         except queue.Empty:
-            if not lead.is_alive():
-                try:
-                    return results.get(timeout=_POLL_S)
-                except queue.Empty:
-                    return None
+            return None
+
+    def _next_row(self) -> dict[str, Any] | None:
+        """The next worker row; None once every worker has exited and no row is left."""
+        while True:
+            try:
+                return self._results.get(timeout=_POLL_S)
+            except queue.Empty:
+                if not any(p.is_alive() for p in self._procs):
+                    try:
+                        return self._results.get(timeout=_POLL_S)
+                    except queue.Empty:
+                        return None
+
+    def _orphans(self, done: set[str]) -> Iterator[dict[str, Any]]:
+        """Rows for the jobs a dead worker pool left: unclaimed ones ingested here, claimed ones errors."""
+        while (i := _claim(self._cursor, len(self._order))) is not None:
+            done.add(self._order[i])
+            yield ingest_file(self._order[i], self._out)
+        for f in self._order:
+            if f not in done:
+                yield {"path": f, "status": "error", "reason": f"{os.path.basename(f)}: the worker process "
+                       "ingesting it died (the file may crash the parser)"}
 
 
-def _orphans(order: Sequence[str], done: set[str], cursor: Any, out: str) -> Iterator[dict[str, Any]]:
-    """Rows for the jobs a dead worker pool left: unclaimed ones ingested here, claimed ones errors."""
-    while (i := _claim(cursor, len(order))) is not None:
-        done.add(order[i])
-        yield ingest_file(order[i], out)
-    for f in order:
-        if f not in done:
-            yield {"path": f, "status": "error", "reason": f"{os.path.basename(f)}: the worker process "
-                   "ingesting it died (the file may crash the parser)"}
+def ingest_rows(files: Sequence[str], out: str, workers: int, *,
+                fork: bool | None = None) -> Iterator[dict[str, Any]]:
+    """Manifest rows of ``files`` ingested into ``out`` (an :class:`IngestPool` iterated and closed)."""
+    with IngestPool(files, out, workers, fork=fork) as pool:
+        yield from pool

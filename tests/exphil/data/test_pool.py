@@ -1,8 +1,14 @@
-"""Parallel ingestion: the worker pool produces exactly the rows of a one-process run, and its
-workers exit when the build is killed."""
+"""Parallel ingestion: the worker pool, forked or spawned, produces exactly the rows of a
+one-process run; it forks only while JAX has no backend; its workers exit when the build is
+killed.
+
+Pools that force a start method run in a fresh process: this test process may hold JAX's
+threads (other tests start its backend), and must not fork then.
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -20,15 +26,31 @@ _NAMES = ("peppi_shield_drop.slp", "peppi_dash_back.slp", "peppi_corrupt.slp", "
           "peppi_buttons_abxy.slp")
 
 
-def test_pool_rows_match_inline_rows(tmp_path, replay_path):
+def _python(code: str) -> str:
+    """Run ``code`` in a fresh interpreter at the repository root; return its stdout."""
+    return subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True,
+                          check=True, timeout=120).stdout
+
+
+@pytest.mark.parametrize("fork", [True, False], ids=["forked", "spawned"])
+def test_pool_rows_match_inline_rows(tmp_path, replay_path, fork):
     files = [str(replay_path(n)) for n in _NAMES]
     inline = {r["path"]: r for r in ingest_rows(files, str(tmp_path / "a"), workers=1)}
-    pooled = list(ingest_rows(files, str(tmp_path / "b"), workers=3))
+    code = (f"import json\nfrom exphil.data.pool import ingest_rows\nif __name__ == '__main__':\n"
+            f"    print(json.dumps(list(ingest_rows({files!r}, {str(tmp_path / 'b')!r}, 3, fork={fork}))))")
+    pooled = json.loads(_python(code))
     assert len(pooled) == len(files)
     assert {r["path"]: r for r in pooled} == inline
     assert sorted(p.name for p in (tmp_path / "a").rglob("*.parquet")) == \
         sorted(p.name for p in (tmp_path / "b").rglob("*.parquet"))
     assert not list(Path(tmp_path / "b").rglob("*.tmp"))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are forked only on Linux")
+def test_forks_until_jax_starts_a_backend():
+    code = ("from exphil.data.pool import fork_safe\nprint(fork_safe())\nimport jax\nprint(fork_safe())\n"
+            "jax.numpy.zeros(1).block_until_ready()\nprint(fork_safe())")
+    assert _python(code).split() == ["True", "True", "False"]
 
 
 def _descendants(pid: int) -> list[int]:
@@ -40,25 +62,27 @@ def _descendants(pid: int) -> list[int]:
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc").is_dir() or shutil.which("pgrep") is None,
                     reason="needs /proc and pgrep")
-def test_workers_exit_when_the_build_is_killed(tmp_path, replay_dir):
+@pytest.mark.parametrize(("fork", "workers", "expected"), [(True, 3, 2), (False, 2, 3)],
+                         ids=["forked", "spawned"])  # spawned: resource tracker, lead, forked helper
+def test_workers_exit_when_the_build_is_killed(tmp_path, replay_dir, fork, workers, expected):
     folder = tmp_path / "r"
     folder.mkdir()
     for i in range(6):  # enough files that the build is still running when it is killed
         for p in replay_dir.glob("*.slp"):
             (folder / f"{i}_{p.name}").symlink_to(p)
-    out = tmp_path / "d"
-    code = (f"from exphil.data.build import build_dataset\nif __name__ == '__main__':\n"
-            f"    build_dataset({str(folder)!r}, {str(out)!r}, workers=2, progress=False)")
+    files = sorted(str(p) for p in folder.iterdir())
+    code = (f"from exphil.data.pool import ingest_rows\nif __name__ == '__main__':\n"
+            f"    for _ in ingest_rows({files!r}, {str(tmp_path / 'd')!r}, {workers}, fork={fork}): pass")
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=REPO_ROOT, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
-    workers: list[int] = []
-    while time.monotonic() < deadline and len(workers) < 3:  # resource tracker, lead, forked helper
-        workers = _descendants(proc.pid)
-        time.sleep(0.05)
+    found: list[int] = []
+    while time.monotonic() < deadline and len(found) < expected and proc.poll() is None:
+        found = _descendants(proc.pid)
+        time.sleep(0.01)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    assert len(workers) >= 3, "the worker pool never started"
+    assert len(found) >= expected, "the worker pool never started"
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and any(Path(f"/proc/{w}").exists() for w in workers):
+    while time.monotonic() < deadline and any(Path(f"/proc/{w}").exists() for w in found):
         time.sleep(0.1)
-    assert not any(Path(f"/proc/{w}").exists() for w in workers), "workers outlived the killed build"
+    assert not any(Path(f"/proc/{w}").exists() for w in found), "workers outlived the killed build"
