@@ -4,7 +4,10 @@
 
 Reports (frames are stored frames; window frames are batch rows x window length):
   ingest_frames_per_s            .slp -> Parquet with ``workers`` processes, end to end
-                                 (a fresh dataset folder; worker start-up included)
+                                 (a fresh dataset folder; worker start-up included), measured
+                                 before JAX starts a backend here, as in the build_dataset CLI
+  ingest_workers_forked          1 when those workers were forked from this process
+                                 (exphil.data.pool.fork_safe), 0 when a spawned one started them
   ingest_frames_per_cpu_s        the same per CPU second of this process and its workers
   ingest_frames_per_s_warm       the same with the worker pool already started
   ingest_frames_per_s_per_worker one process, in-process (no pool)
@@ -37,6 +40,7 @@ from exphil.data.build import build_dataset, read_manifest
 from exphil.data.features import load_features, replay_features
 from exphil.data.ingest import ingest_file
 from exphil.data.parse import parse_replay
+from exphil.data.pool import fork_safe
 from exphil.data.spec import EmbeddingSpec
 from exphil.data.storage import read_table
 from exphil.data.window_config import WindowConfig
@@ -77,6 +81,7 @@ def _cpu_seconds() -> float:
 
 
 def _ingest(replays: Path, work: Path, workers: int, repeats: int) -> tuple[dict[str, float], Path]:
+    """Cold builds (fresh folders and workers each), then the warm pool and one process."""
     results: dict[str, float] = {}
     rates, cpu_rates = [], []
     for r in range(repeats):
@@ -85,6 +90,7 @@ def _ingest(replays: Path, work: Path, workers: int, repeats: int) -> tuple[dict
         rates.append(summary.frames_per_s)
         cpu_rates.append(summary.frames / (_cpu_seconds() - cpu))
     results["ingest_frames_per_s"] = max(rates)
+    results["ingest_workers_forked"] = int(fork_safe())
     results["ingest_frames_per_cpu_s"] = max(cpu_rates)
     files = sorted(str(p) for p in replays.rglob("*.slp"))
     with multiprocessing.get_context("spawn").Pool(workers) as pool:

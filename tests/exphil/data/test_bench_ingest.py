@@ -25,4 +25,5 @@ def test_bench_reports_all_figures(tmp_path, replay_path):
                "eager_window_frames_per_s", "lazy_window_frames_per_s")
     for key in figures:
         assert math.isfinite(result[key]) and result[key] > 0, key
+    assert result["ingest_workers_forked"] in (0, 1)
     assert "gru_step_frames_per_s" not in result  # the comparison was switched off
