@@ -86,3 +86,25 @@ def test_workers_exit_when_the_build_is_killed(tmp_path, replay_dir, fork, worke
     while time.monotonic() < deadline and any(Path(f"/proc/{w}").exists() for w in found):
         time.sleep(0.1)
     assert not any(Path(f"/proc/{w}").exists() for w in found), "workers outlived the killed build"
+
+
+def test_a_dying_worker_turns_its_file_into_an_error_row(tmp_path, replay_path):
+    """A worker that dies on its file (as a parser crash would) costs that file only: the
+    build ingests the rest and reports the file as an error."""
+    files = [str(replay_path(n)) for n in _NAMES if n != "peppi_corrupt.slp"]
+    code = (
+        "import json, os, time\nimport exphil.data.pool as pool\n"
+        "build = os.getpid()\nreal = pool.ingest_file\n"
+        "def ingest(path, out):\n"
+        "    if os.getpid() != build:\n"
+        "        os._exit(1)  # the worker dies on the first file it takes\n"
+        "    time.sleep(0.2)  # the building process is slow: the worker surely takes a file\n"
+        "    return real(path, out)\n"
+        "pool.ingest_file = ingest\n"
+        "if __name__ == '__main__':\n"
+        f"    print(json.dumps(list(pool.ingest_rows({files!r}, {str(tmp_path)!r}, 2, fork=True))))")
+    rows = json.loads(_python(code))
+    assert sorted(r["path"] for r in rows) == sorted(files)
+    dead = [r for r in rows if r["status"] == "error"]
+    assert len(dead) == 1 and "worker process ingesting it died" in dead[0]["reason"]
+    assert all(r["status"] == "ok" for r in rows if r is not dead[0])
