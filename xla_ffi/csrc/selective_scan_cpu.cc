@@ -14,8 +14,11 @@
 // reductions) -> dtype dispatch -> XLA_FFI_DEFINE_HANDLER_SYMBOL.
 //
 // Backward: for each chunk, in reverse, recompute the chunk's states from the saved
-// chunk-boundary state, then walk the chunk backwards. Per-worker partial buffers make the
-// reductions of dA, dD, ddelta_bias (over batch and time) and dB, dC (over channels) race-free.
+// chunk-boundary state (the forward recurrence, saving every state and exp), then walk the
+// chunk backwards. A backward task takes a range of channel blocks and prefetches the next
+// block's rows while one computes. Per-worker partial buffers make the reductions of dA, dD,
+// ddelta_bias (over batch and time) and dB, dC (over channels) race-free; the lane sums of
+// dB and dC reduce eight state indices per vector (Sum8).
 
 #include <algorithm>
 #include <atomic>
@@ -171,13 +174,36 @@ SS_INLINE F Sigmoid(F x) {
   return 1.0f / (1.0f + Exp(-x));
 }
 
-SS_INLINE float HorizontalSum(const float* v) {  // tree sum of kLanes values
-  float h[kLanes];
-  for (int c = 0; c < kLanes; ++c) h[c] = v[c];
-  for (int w = kLanes / 2; w >= 1; w /= 2) {
-    for (int c = 0; c < w; ++c) h[c] += h[c + w];
+// The lane sums of eight vectors v[0..7] as one vector (lane k: the sum of v[k]): two rounds
+// of pairwise adds within 128-bit halves (vhaddps) and one across them, 7 adds for 8 sums.
+SS_INLINE V8 Sum8(const float* v) {
+  auto hadd = [](V8 x, V8 y) SS_INLINE_LAMBDA {
+    return __builtin_shuffle(x, y, I8{0, 2, 8, 10, 4, 6, 12, 14}) +
+           __builtin_shuffle(x, y, I8{1, 3, 9, 11, 5, 7, 13, 15});
+  };
+  const V8 a = hadd(LoadV(v), LoadV(v + kV)), b = hadd(LoadV(v + 2 * kV), LoadV(v + 3 * kV));
+  const V8 c = hadd(LoadV(v + 4 * kV), LoadV(v + 5 * kV)), e = hadd(LoadV(v + 6 * kV), LoadV(v + 7 * kV));
+  const V8 ab = hadd(a, b), ce = hadd(c, e);  // lanes: sums of halves 0-3 low, 0-3 high, ...
+  return __builtin_shuffle(ab, ce, I8{0, 1, 2, 3, 8, 9, 10, 11}) +
+         __builtin_shuffle(ab, ce, I8{4, 5, 6, 7, 12, 13, 14, 15});
+}
+
+// Largest |x| of `count` floats (a multiple of kV); NaN never raises it.
+SS_INLINE float MaxAbs(const float* x, int64_t count) {
+  V8 m = V8{};
+  for (int64_t k = 0; k < count; k += kV) {
+    const V8 v = LoadV(x + k), av = v < 0.0f ? -v : v;
+    m = av > m ? av : m;
   }
-  return h[0];
+  float r = 0.0f;
+  for (int c = 0; c < kV; ++c) r = std::max(r, m[c]);
+  return r;
+}
+
+// True when every exponent delta' A log2(e) of a segment is known to lie within the range
+// of Exp2Unclamped (NaN inputs fail the test and take the clamped path).
+SS_INLINE bool ExpInRange(const float* dt, int64_t count, float amax) {
+  return MaxAbs(dt, count) * amax <= 125.0f;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -230,7 +256,7 @@ class FloatArena {
 struct Scratch {
   Scratch(int64_t steps, int64_t state)
       : arena(size_t(steps * kLanes * 9 + steps * state * 2 + state * kLanes * 5 + kLanes * 4 +
-                     (2 * steps + 1) * state * kLanes)) {
+                     (2 * steps + 1) * state * kLanes + 2 * RoundUp8(state) * kV)) {
     dt = arena.Take(steps * kLanes);
     dsp = arena.Take(steps * kLanes);
     u = arena.Take(steps * kLanes);
@@ -253,10 +279,13 @@ struct Scratch {
     dbias = arena.Take(kLanes);
     hs = arena.Take((steps + 1) * state * kLanes);
     as = arena.Take(steps * state * kLanes);
+    pB = arena.Take(RoundUp8(state) * kV);  // pad rows stay zero
+    pC = arena.Take(RoundUp8(state) * kV);
   }
+  static int64_t RoundUp8(int64_t n) { return (n + 7) / 8 * 8; }
   FloatArena arena;
   float *dt, *dsp, *u, *z, *out, *ypre, *du, *ddt, *dz, *Bc, *Cc, *h, *hrun, *At, *At2, *dA, *Dk, *bias, *dD,
-      *dbias, *hs, *as;
+      *dbias, *hs, *as, *pB, *pC;
 };
 
 // Scratch of one forward worker for a range of up to `blocks` channel blocks: kSegment steps
@@ -384,49 +413,20 @@ SS_INLINE void SaveState(const float* h, int64_t N, int cb, float* dst) {
   }
 }
 
-// The backward pass's recomputation of a chunk: S recurrence steps advancing the state
-// h[n][lane], y (pre-gate, with D skip) into `ypre`, every state into hs[1..S] and every
-// exp(delta*A) into `as`.
-SS_INLINE void RecomputeChunk(int64_t S, int64_t N, const Scratch& s, float* h, float* ypre, float* hs,
-                              float* as) {
-  for (int64_t i = 0; i < S; ++i) {
-    const float* dti = s.dt + i * kLanes;
-    const float* ui = s.u + i * kLanes;
-    float acc[kLanes], dbu[kLanes];
-    for (int c = 0; c < kLanes; ++c) {
-      dbu[c] = dti[c] * ui[c];
-      acc[c] = 0.0f;
-    }
-    for (int64_t n = 0; n < N; ++n) {
-      const float bn = s.Bc[i * N + n], cn = s.Cc[i * N + n];
-      float* hn = h + n * kLanes;
-      const float* An = s.At2 + n * kLanes;  // exp(delta A) = 2^(delta A log2 e)
-      float* an_out = as + (i * N + n) * kLanes;
-      float* hn_out = hs + ((i + 1) * N + n) * kLanes;
-      for (int c = 0; c < kLanes; ++c) {
-        const float a = Exp2(dti[c] * An[c]);
-        const float hv = a * hn[c] + dbu[c] * bn;
-        hn[c] = hv;
-        acc[c] += cn * hv;
-        an_out[c] = a;
-        hn_out[c] = hv;
-      }
-    }
-    for (int c = 0; c < kLanes; ++c) ypre[i * kLanes + c] = acc[c] + s.Dk[c] * ui[c];
-  }
-}
-
 // S forward steps of one channel block: advances the state h[n][lane] and writes y (pre-gate,
 // with D skip) into `ypre`. dt, u, ypre: [S][kLanes]; Bc, Cc: [S][N]; At2: A log2(e) as
 // [N][kLanes]. Each kV-lane vector of the block runs its own pass over n, so its delta',
 // delta' u, two accumulators (halving the chain of the sum over n) and the exp constants all
 // stay in registers. kClamp = false when |delta' A log2(e)| <= 125 is known for the segment.
-template <bool kClamp>
+// kSave (the backward pass's recomputation): every state h_i also goes to hs[i + 1] and every
+// exp(delta_i A) to as[i], both [S][N][kLanes].
+template <bool kClamp, bool kSave = false>
 SS_INLINE void FwdRecurrence(int64_t S, int64_t N, const float* __restrict dt_in,
                              const float* __restrict u_in, const float* __restrict Bc,
                              const float* __restrict Cc, const float* __restrict At2,
                              const float* __restrict Dskip, float* __restrict h,
-                             float* __restrict ypre) {
+                             float* __restrict ypre, float* __restrict hs = nullptr,
+                             float* __restrict as = nullptr) {
   for (int64_t i = 0; i < S; ++i) {
     const float* Bi = Bc + i * N;
     const float* Ci = Cc + i * N;
@@ -441,6 +441,10 @@ SS_INLINE void FwdRecurrence(int64_t S, int64_t N, const float* __restrict dt_in
         const V8 hv = a * LoadV(hp) + dbu * Bi[n];
         StoreV(hv, hp);
         acc += Ci[n] * hv;
+        if (kSave) {
+          StoreV(a, as + (i * N + n) * kLanes + v);
+          StoreV(hv, hs + ((i + 1) * N + n) * kLanes + v);
+        }
       };
       int64_t n = 0;
       for (; n + 1 < N; n += 2) {
@@ -455,49 +459,56 @@ SS_INLINE void FwdRecurrence(int64_t S, int64_t N, const float* __restrict dt_in
 
 // One reverse step of the backward pass for a channel block. hs points at h_{t-1} (h_t
 // follows N lane-vectors later), `as` at exp(delta_t A); dh carries dL/dh_t from later steps
-// and leaves as dL/dh_{t-1}. Accumulates dA, ddelta_bias; adds this step's dB, dC row.
+// and leaves as dL/dh_{t-1}. Accumulates dA, ddelta_bias; adds this step's dB, dC row. With
+// g = dL/dh_t and q = g a_t h_{t-1}: dA += delta' q, ddelta' = sum_n (A q + g B u), du = dy D +
+// delta' sum_n g B, so the two sums over n are all a lane carries. pB, pC ([N rounded up to
+// 8][kV], pad rows zero) hold each n's two half-block vectors added; Sum8 reduces 8 n at once.
 SS_INLINE void BackwardStep(int64_t N, const float* __restrict Bt, const float* __restrict Ct,
                             const float* __restrict hs, const float* __restrict as,
                             const float* __restrict At, const float* __restrict ut,
                             const float* __restrict dtt, const float* __restrict dyt,
                             const float* __restrict dspt, const float* __restrict Dk,
                             float* __restrict dh, float* __restrict dA, float* __restrict dbias,
-                            float* __restrict dB_row, float* __restrict dC_row, float* __restrict du_out,
+                            float* __restrict pB, float* __restrict pC, float* __restrict dB_row,
+                            float* __restrict dC_row, float* __restrict du_out,
                             float* __restrict ddt_out) {
-  float du[kLanes], ddt[kLanes], dtu[kLanes];
-  for (int c = 0; c < kLanes; ++c) {
-    du[c] = dyt[c] * Dk[c];
-    ddt[c] = 0.0f;
-    dtu[c] = dtt[c] * ut[c];
-  }
+  static_assert(kLanes == 2 * kV, "a channel block is two vectors");
+  const V8 dy0 = LoadV(dyt), dy1 = LoadV(dyt + kV), dt0 = LoadV(dtt), dt1 = LoadV(dtt + kV);
+  const V8 dtu0 = dt0 * LoadV(ut), dtu1 = dt1 * LoadV(ut + kV);
+  V8 sA0 = V8{}, sA1 = V8{}, gb0 = V8{}, gb1 = V8{};
   for (int64_t n = 0; n < N; ++n) {
     const float bn = Bt[n], cn = Ct[n];
-    const float* __restrict hn = hs + (N + n) * kLanes;
-    const float* __restrict hp = hs + n * kLanes;
-    const float* __restrict an = as + n * kLanes;
-    const float* __restrict An = At + n * kLanes;
-    float* __restrict dhn = dh + n * kLanes;
-    float* __restrict dAn = dA + n * kLanes;
-    float pC[kLanes], pB[kLanes];
-    for (int c = 0; c < kLanes; ++c) {
-      pC[c] = dyt[c] * hn[c];
-      const float g = dhn[c] + dyt[c] * cn;  // dL/dh_t
-      const float ahp = an[c] * hp[c];
-      ddt[c] += g * (An[c] * ahp + bn * ut[c]);
-      dAn[c] += g * dtt[c] * ahp;
-      pB[c] = g * dtu[c];
-      du[c] += g * dtt[c] * bn;
-      dhn[c] = an[c] * g;  // dL/dh_{t-1} through h_t = a_t h_{t-1} + ...
+    const int64_t o = n * kLanes;
+    const V8 g0 = LoadV(dh + o) + dy0 * cn, g1 = LoadV(dh + o + kV) + dy1 * cn;
+    const V8 a0 = LoadV(as + o), a1 = LoadV(as + o + kV);
+    const V8 q0 = g0 * a0 * LoadV(hs + o), q1 = g1 * a1 * LoadV(hs + o + kV);
+    sA0 += LoadV(At + o) * q0;
+    sA1 += LoadV(At + o + kV) * q1;
+    gb0 += g0 * bn;
+    gb1 += g1 * bn;
+    StoreV(LoadV(dA + o) + dt0 * q0, dA + o);
+    StoreV(LoadV(dA + o + kV) + dt1 * q1, dA + o + kV);
+    StoreV(a0 * g0, dh + o);  // dL/dh_{t-1} through h_t = a_t h_{t-1} + ...
+    StoreV(a1 * g1, dh + o + kV);
+    const float* hn = hs + N * kLanes + o;
+    StoreV(dy0 * LoadV(hn) + dy1 * LoadV(hn + kV), pC + n * kV);
+    StoreV(g0 * dtu0 + g1 * dtu1, pB + n * kV);
+  }
+  for (int64_t n0 = 0; n0 < N; n0 += 8) {
+    const int m = int(std::min<int64_t>(8, N - n0));
+    const V8 sb = Sum8(pB + n0 * kV), sc = Sum8(pC + n0 * kV);
+    for (int k = 0; k < m; ++k) {
+      dB_row[n0 + k] += sb[k];
+      dC_row[n0 + k] += sc[k];
     }
-    dC_row[n] += HorizontalSum(pC);
-    dB_row[n] += HorizontalSum(pB);
   }
-  for (int c = 0; c < kLanes; ++c) {
-    const float dpre = ddt[c] * dspt[c];
-    dbias[c] += dpre;
-    ddt_out[c] = dpre;
-    du_out[c] = du[c];
-  }
+  const V8 ddt0 = (sA0 + LoadV(ut) * gb0) * LoadV(dspt), ddt1 = (sA1 + LoadV(ut + kV) * gb1) * LoadV(dspt + kV);
+  StoreV(LoadV(dbias) + ddt0, dbias);
+  StoreV(LoadV(dbias + kV) + ddt1, dbias + kV);
+  StoreV(ddt0, ddt_out);
+  StoreV(ddt1, ddt_out + kV);
+  StoreV(dy0 * LoadV(Dk) + dt0 * gb0, du_out);
+  StoreV(dy1 * LoadV(Dk + kV) + dt1 * gb1, du_out + kV);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -520,8 +531,7 @@ SS_INLINE void FwdTaskBody(const FwdArgs<T>& a, int64_t task, int64_t tile, FwdS
   for (int64_t j = 0; j < nb; ++j) {
     LoadBlockConstants(d, a.A, a.Dskip, a.delta_bias, first(j), lanes(j), nullptr, s.At2 + j * N * kLanes,
                        s.Dk + j * kLanes, s.bias + j * kLanes);
-    s.Amax[j] = 0.0f;
-    for (int64_t k = 0; k < N * kLanes; ++k) s.Amax[j] = std::max(s.Amax[j], std::abs(s.At2[j * N * kLanes + k]));
+    s.Amax[j] = MaxAbs(s.At2 + j * N * kLanes, N * kLanes);
   }
   std::fill(s.h, s.h + nb * N * kLanes, 0.0f);
   auto save = [&](float* dst) {  // every block's state into a [D, N] slice
@@ -550,14 +560,7 @@ SS_INLINE void FwdTaskBody(const FwdArgs<T>& a, int64_t task, int64_t tile, FwdS
       if (d.softplus) {
         for (int64_t k = 0; k < S * kLanes; k += kV) StoreV(Softplus(LoadV(s.dt + k)), s.dt + k);
       }
-      V8 dtmax = V8{};
-      for (int64_t k = 0; k < S * kLanes; k += kV) {
-        const V8 x = LoadV(s.dt + k), ax = x < 0.0f ? -x : x;
-        dtmax = ax > dtmax ? ax : dtmax;  // NaN never raises it: NaN inputs take the clamped path
-      }
-      float m = 0.0f;
-      for (int c = 0; c < kV; ++c) m = std::max(m, dtmax[c]);
-      const bool clamp = !(m * s.Amax[j] <= 125.0f);
+      const bool clamp = !ExpInRange(s.dt, S * kLanes, s.Amax[j]);
       const float* At2 = s.At2 + j * N * kLanes;
       if (clamp) {
         FwdRecurrence<true>(S, N, s.dt, s.u, s.Bc, s.Cc, At2, s.Dk + j * kLanes, s.h + j * N * kLanes, s.out);
@@ -585,15 +588,27 @@ SS_INLINE void FwdTaskBody(const FwdArgs<T>& a, int64_t task, int64_t tile, FwdS
   save(a.last_state + b * D * N);
 }
 
-// Backward for one (batch, channel block), chunks in reverse; reductions into `p`.
+// Prefetches the backward inputs (u, delta, dy, z) of steps [t0, t0 + S) of a channel block.
 template <typename T>
-SS_INLINE void BwdTaskBody(const BwdArgs<T>& a, int64_t task, Scratch& s, const BwdPartials& p) {
+SS_INLINE void PrefetchBwdInputs(const BwdArgs<T>& a, int64_t b, int64_t d0, int64_t t0, int64_t S) {
   const ScanDims& d = a.f.d;
-  const int64_t nblocks = (d.channels + kLanes - 1) / kLanes;
-  const int64_t b = task / nblocks, d0 = (task % nblocks) * kLanes;
+  PrefetchRows(a.f.u, d, b, d0, kLanes, t0, S, false);
+  PrefetchRows(a.f.delta, d, b, d0, kLanes, t0, S, false);
+  PrefetchRows(a.dy, d, b, d0, kLanes, t0, S, false);
+  PrefetchRows(d.has_z ? a.f.z : nullptr, d, b, d0, kLanes, t0, S, false);
+}
+
+// Backward for one (batch, channel block starting at channel d0), chunks in reverse;
+// reductions into `p`. next_d0 (or -1): the block the task does next, whose last chunk's rows
+// are prefetched while this block computes.
+template <typename T>
+SS_INLINE void BwdBlock(const BwdArgs<T>& a, int64_t b, int64_t d0, int64_t next_d0, Scratch& s,
+                        const BwdPartials& p) {
+  const ScanDims& d = a.f.d;
   const int cb = int(std::min<int64_t>(kLanes, d.channels - d0));
   const int64_t L = d.length, D = d.channels, N = d.state;
   LoadBlockConstants(d, a.f.A, a.f.Dskip, a.f.delta_bias, d0, cb, s.At, s.At2, s.Dk, s.bias);
+  const float amax = MaxAbs(s.At2, N * kLanes);
   std::fill(s.dA, s.dA + N * kLanes, 0.0f);
   std::fill(s.dD, s.dD + kLanes, 0.0f);
   std::fill(s.dbias, s.dbias + kLanes, 0.0f);
@@ -603,18 +618,22 @@ SS_INLINE void BwdTaskBody(const BwdArgs<T>& a, int64_t task, Scratch& s, const 
     const int64_t t0 = k * d.chunk, S = std::min(L, t0 + d.chunk) - t0;
     Gather<T>(a.f, a.dy, b, d0, cb, t0, S, s);
     if (k > 0) {  // the previous chunk is next
-      const int64_t tp = t0 - d.chunk;
-      PrefetchRows(a.f.u, d, b, d0, cb, tp, d.chunk, false);
-      PrefetchRows(a.f.delta, d, b, d0, cb, tp, d.chunk, false);
-      PrefetchRows(a.dy, d, b, d0, cb, tp, d.chunk, false);
-      PrefetchRows(d.has_z ? a.f.z : nullptr, d, b, d0, cb, tp, d.chunk, false);
+      PrefetchBwdInputs(a, b, d0, t0 - d.chunk, d.chunk);
+    } else if (next_d0 >= 0) {  // then the next block's last chunk
+      const int64_t tl = (L - 1) / d.chunk * d.chunk;
+      PrefetchBwdInputs(a, b, next_d0, tl, L - tl);
     }
     PrefetchRows(a.du, d, b, d0, cb, t0, S, true);
     PrefetchRows(a.ddelta, d, b, d0, cb, t0, S, true);
+    PrefetchRows(d.has_z ? a.dz : nullptr, d, b, d0, cb, t0, S, true);
     // Recompute the chunk's states forward from its saved initial state (hs[0]).
     LoadState(a.chunk_states + ((b * d.nchunks + k) * D + d0) * N, N, cb, s.hs);
     std::copy(s.hs, s.hs + N * kLanes, s.hrun);
-    RecomputeChunk(S, N, s, s.hrun, s.ypre, s.hs, s.as);
+    if (ExpInRange(s.dt, S * kLanes, amax)) {
+      FwdRecurrence<false, true>(S, N, s.dt, s.u, s.Bc, s.Cc, s.At2, s.Dk, s.hrun, s.ypre, s.hs, s.as);
+    } else {
+      FwdRecurrence<true, true>(S, N, s.dt, s.u, s.Bc, s.Cc, s.At2, s.Dk, s.hrun, s.ypre, s.hs, s.as);
+    }
     // Gate and D-skip terms of the whole chunk; s.out becomes dL/dy (pre-gate).
     if (d.has_z) {
       for (int64_t k = 0; k < S * kLanes; k += kV) {
@@ -629,7 +648,7 @@ SS_INLINE void BwdTaskBody(const BwdArgs<T>& a, int64_t task, Scratch& s, const 
     for (int64_t i = S - 1; i >= 0; --i) {
       BackwardStep(N, s.Bc + i * N, s.Cc + i * N, s.hs + i * N * kLanes, s.as + i * N * kLanes, s.At,
                    s.u + i * kLanes, s.dt + i * kLanes, s.out + i * kLanes, s.dsp + i * kLanes, s.Dk, dh,
-                   s.dA, s.dbias, p.dB + (b * L + t0 + i) * N, p.dC + (b * L + t0 + i) * N,
+                   s.dA, s.dbias, s.pB, s.pC, p.dB + (b * L + t0 + i) * N, p.dC + (b * L + t0 + i) * N,
                    s.du + i * kLanes, s.ddt + i * kLanes);
     }
     Scatter<T>(s.du, a.du, d, b, d0, cb, t0, S);
@@ -643,14 +662,26 @@ SS_INLINE void BwdTaskBody(const BwdArgs<T>& a, int64_t task, Scratch& s, const 
   }
 }
 
+// Backward for one (batch, range of `tile` channel blocks): the blocks one after another,
+// each prefetching the next one's rows.
+template <typename T>
+SS_INLINE void BwdTaskBody(const BwdArgs<T>& a, int64_t task, int64_t tile, Scratch& s, const BwdPartials& p) {
+  const int64_t nblocks = (a.f.d.channels + kLanes - 1) / kLanes, ntiles = (nblocks + tile - 1) / tile;
+  const int64_t b = task / ntiles, blk0 = (task % ntiles) * tile;
+  const int64_t blk1 = std::min(nblocks, blk0 + tile);
+  for (int64_t blk = blk0; blk < blk1; ++blk) {
+    BwdBlock(a, b, blk * kLanes, blk + 1 < blk1 ? (blk + 1) * kLanes : -1, s, p);
+  }
+}
+
 // Instruction-set variants of the task bodies, picked once at run time.
 template <typename T>
 void FwdTaskBase(const FwdArgs<T>& a, int64_t task, int64_t tile, FwdScratch& s) {
   FwdTaskBody<T>(a, task, tile, s);
 }
 template <typename T>
-void BwdTaskBase(const BwdArgs<T>& a, int64_t task, Scratch& s, const BwdPartials& p) {
-  BwdTaskBody<T>(a, task, s, p);
+void BwdTaskBase(const BwdArgs<T>& a, int64_t task, int64_t tile, Scratch& s, const BwdPartials& p) {
+  BwdTaskBody<T>(a, task, tile, s, p);
 }
 #if defined(__x86_64__)
 template <typename T>
@@ -659,9 +690,9 @@ __attribute__((target("avx2,fma"))) void FwdTaskAvx2(const FwdArgs<T>& a, int64_
   FwdTaskBody<T>(a, task, tile, s);
 }
 template <typename T>
-__attribute__((target("avx2,fma"))) void BwdTaskAvx2(const BwdArgs<T>& a, int64_t task, Scratch& s,
-                                                     const BwdPartials& p) {
-  BwdTaskBody<T>(a, task, s, p);
+__attribute__((target("avx2,fma"))) void BwdTaskAvx2(const BwdArgs<T>& a, int64_t task, int64_t tile,
+                                                     Scratch& s, const BwdPartials& p) {
+  BwdTaskBody<T>(a, task, tile, s, p);
 }
 #endif
 
@@ -730,9 +761,9 @@ void ParallelFor(ffi::ThreadPool& pool, int64_t tasks, int workers,
 // ---------------------------------------------------------------------------------------
 // Typed implementations.
 
-// Channel blocks per forward task: as many as leave every worker about kTasksPerWorker tasks
-// (dynamic scheduling evens out a loaded machine).
-int64_t FwdTile(const ScanDims& d, int workers) {
+// Channel blocks per task (forward and backward): as many as leave every worker about
+// kTasksPerWorker tasks (dynamic scheduling evens out a loaded machine).
+int64_t Tile(const ScanDims& d, int workers) {
   constexpr int64_t kTasksPerWorker = 4;
   const int64_t nblocks = (d.channels + kLanes - 1) / kLanes;
   return std::clamp<int64_t>(d.batch * nblocks / (kTasksPerWorker * workers), 1, nblocks);
@@ -743,7 +774,7 @@ ffi::Error FwdImpl(ffi::ThreadPool& pool, const FwdArgs<T>& a) {
   const ScanDims& d = a.d;
   const int64_t nblocks = (d.channels + kLanes - 1) / kLanes;
   if (d.batch * nblocks == 0) return ffi::Error::Success();
-  const int64_t tile = FwdTile(d, NumWorkers(pool, d.batch * nblocks));
+  const int64_t tile = Tile(d, NumWorkers(pool, d.batch * nblocks));
   const int64_t tasks = d.batch * ((nblocks + tile - 1) / tile);
   const int workers = NumWorkers(pool, tasks);
   std::vector<FwdScratch> scratch;
@@ -768,14 +799,16 @@ ffi::Error BwdImpl(ffi::ThreadPool& pool, const BwdArgs<T>& a, const BwdPartials
   std::fill(out.dC, out.dC + B * L * N, 0.0f);
   std::fill(out.dD, out.dD + D, 0.0f);
   std::fill(out.dbias, out.dbias + D, 0.0f);
-  const int64_t tasks = B * ((D + kLanes - 1) / kLanes);
-  if (tasks == 0 || L == 0) {
+  const int64_t nblocks = (D + kLanes - 1) / kLanes;
+  if (B * nblocks == 0 || L == 0) {
     // Nothing to propagate through: du, ddelta, dz are zero.
     std::fill(a.du, a.du + B * L * D, T(0));
     std::fill(a.ddelta, a.ddelta + B * L * D, T(0));
     if (d.has_z) std::fill(a.dz, a.dz + B * L * D, T(0));
     return ffi::Error::Success();
   }
+  const int64_t tile = Tile(d, NumWorkers(pool, B * nblocks));
+  const int64_t tasks = B * ((nblocks + tile - 1) / tile);
   const int workers = NumWorkers(pool, tasks);
   const int64_t steps = std::min(d.chunk, L);
   std::vector<Scratch> scratch;
@@ -796,7 +829,7 @@ ffi::Error BwdImpl(ffi::ThreadPool& pool, const BwdArgs<T>& a, const BwdPartials
                               &BwdTaskBase<T>
 #endif
                               : &BwdTaskBase<T>;
-  ParallelFor(pool, tasks, workers, [&](int64_t task, int w) { body(a, task, scratch[w], parts[w]); });
+  ParallelFor(pool, tasks, workers, [&](int64_t task, int w) { body(a, task, tile, scratch[w], parts[w]); });
   for (int w = 1; w < workers; ++w) {
     const float* q = extra.data() + (w - 1) * part_size;
     for (int64_t k = 0; k < D * N; ++k) out.dA[k] += q[k];
