@@ -105,17 +105,18 @@ def test_stored_table_equals_fresh_parse(small_dataset, replay_path):
     assert stored.equals(parse_replay(replay_path("peppi_v2.0.slp")).table)
 
 
-def _build_cmd(replays, out):
+def _build_cmd(replays, out, workers):
     return [sys.executable, "-m", "experiments.build_dataset", f"--replays={replays}", f"--out={out}",
-            "--workers=1", "--checkpoint_every=1", "--progress=false"]
+            f"--workers={workers}", "--checkpoint_every=1", "--progress=false"]
 
 
 @pytest.mark.slow
-def test_killed_build_leaves_consistent_dataset(tmp_path, replay_path, replay_dir):
+@pytest.mark.parametrize("workers", [1, 2])  # 2: the CLI forks a worker
+def test_killed_build_leaves_consistent_dataset(tmp_path, replay_path, replay_dir, workers):
     names = sorted(p.name for p in replay_dir.glob("*.slp"))
     _link(tmp_path / "r", replay_path, names)
     out = tmp_path / "d"
-    proc = subprocess.Popen(_build_cmd(tmp_path / "r", out), cwd=REPO_ROOT,
+    proc = subprocess.Popen(_build_cmd(tmp_path / "r", out, workers), cwd=REPO_ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not (out / MANIFEST_FILE).exists():
