@@ -23,7 +23,8 @@ from lostcities.api import Policy
 from lostcities.bots import BOTS, make_bot
 from lostcities.variants import Variant
 
-__all__ = ["PLAYER_LOADER_MODULE", "evaluate", "play_games", "resolve_player", "wilson_interval"]
+__all__ = ["PLAYER_LOADER_MODULE", "evaluate", "mirrored_schedule", "mirrored_summary", "play_games",
+           "resolve_player", "wilson_interval"]
 
 PLAYER_LOADER_MODULE = "lostcities.deep_cfr.player"
 
@@ -91,6 +92,39 @@ def _distribution(x: np.ndarray) -> dict[str, Any]:
             "histogram": {"counts": counts.tolist(), "edges": edges.tolist()}}
 
 
+def mirrored_schedule(games: int, seed: int) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """``(keys, a_seat, first)`` of ``games`` games (rounded up to deals x 2 mirrored seatings).
+
+    Game ``2d + s`` plays deal ``d`` with A in seat ``s``; the starting seat alternates by deal.
+    """
+    deals = max(1, -(-games // 2))
+    deal_keys = jax.random.split(jax.random.key(seed), deals)
+    keys = jnp.repeat(deal_keys, 2, axis=0)
+    a_seat = jnp.tile(jnp.array([0, 1], jnp.int32), deals)
+    first = jnp.repeat(jnp.arange(deals, dtype=jnp.int32) % 2, 2)
+    return keys, a_seat, first
+
+
+def mirrored_summary(diff: np.ndarray) -> dict[str, Any]:
+    """Win rate (ties half, Wilson 95%) and mean score difference (95% interval over deals) of A.
+
+    ``diff`` is A's score minus B's per game in :func:`mirrored_schedule` order (even length).
+    """
+    diff = np.asarray(diff, np.float64)
+    n, deals = diff.size, diff.size // 2
+    wins, ties = float(np.sum(diff > 0)), float(np.sum(diff == 0))
+    per_deal = diff.reshape(deals, 2).mean(axis=1)
+    half = 1.96 * per_deal.std(ddof=1) / math.sqrt(deals) if deals > 1 else float("inf")
+    return {
+        "games": n,
+        "win_rate_a": (wins + 0.5 * ties) / n,
+        "win_rate_a_ci95": list(wilson_interval(wins + 0.5 * ties, n)),
+        "wins_a": int(wins), "ties": int(ties), "losses_a": int(n - wins - ties),
+        "score_diff_mean": float(diff.mean()),
+        "score_diff_ci95": [float(diff.mean() - half), float(diff.mean() + half)],
+    }
+
+
 def evaluate(policy_a: Policy, policy_b: Policy, variant: Variant, *, games: int, seed: int = 0,
              batch_size: int = 1024) -> dict[str, Any]:
     """Play ``games`` games (rounded up to an even number: deals x 2 seatings) of A against B.
@@ -98,33 +132,21 @@ def evaluate(policy_a: Policy, policy_b: Policy, variant: Variant, *, games: int
     ``win_rate_a`` counts a tie as half a win; its interval is Wilson's at 95%. The score
     difference's 95% interval treats each deal (its two mirrored games) as one sample.
     """
-    deals = max(1, -(-games // 2))
-    deal_keys = jax.random.split(jax.random.key(seed), deals)
-    keys = jnp.repeat(deal_keys, 2, axis=0)
-    a_seat = jnp.tile(jnp.array([0, 1], jnp.int32), deals)
-    first = jnp.repeat(jnp.arange(deals, dtype=jnp.int32) % 2, 2)
+    keys, a_seat, first = mirrored_schedule(games, seed)
     parts = []
-    for start in range(0, 2 * deals, batch_size):
+    for start in range(0, keys.shape[0], batch_size):
         sl = slice(start, start + batch_size)
         parts.append(jax.device_get(play_games(variant, policy_a, policy_b, keys[sl], a_seat[sl], first[sl])))
     out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     seat = np.asarray(a_seat)
-    idx = np.arange(2 * deals)
+    idx = np.arange(seat.size)
     score_a = out["scores"][idx, seat]
     score_b = out["scores"][idx, 1 - seat]
-    diff = (score_a - score_b).astype(np.float64)
-    n = diff.size
-    wins, ties = float(np.sum(diff > 0)), float(np.sum(diff == 0))
-    per_deal = diff.reshape(deals, 2).mean(axis=1)
-    half = 1.96 * per_deal.std(ddof=1) / math.sqrt(deals) if deals > 1 else float("inf")
+    summary = mirrored_summary(score_a - score_b)
     return {
-        "games": n,
+        "games": summary.pop("games"),
         "variant": variant.name,
-        "win_rate_a": (wins + 0.5 * ties) / n,
-        "win_rate_a_ci95": list(wilson_interval(wins + 0.5 * ties, n)),
-        "wins_a": int(wins), "ties": int(ties), "losses_a": int(n - wins - ties),
-        "score_diff_mean": float(diff.mean()),
-        "score_diff_ci95": [float(diff.mean() - half), float(diff.mean() + half)],
+        **summary,
         "score_a": _distribution(score_a.astype(np.float64)),
         "score_b": _distribution(score_b.astype(np.float64)),
         "capped_rate": float(out["capped"].mean()),

@@ -13,11 +13,13 @@ from typing import Any, Literal
 
 from runkit import config_tree
 
-__all__ = ["GAME_DEFAULTS", "WIDTHS", "AdvantageConfig", "DeepCFRConfig", "EvalConfig", "StrategyConfig",
-           "resolve"]
+__all__ = ["GAME_DEFAULTS", "NET_OPPONENTS", "WIDTHS", "AdvantageConfig", "DeepCFRConfig", "EvalConfig",
+           "StrategyConfig", "resolve"]
 
 Game = Literal["kuhn", "leduc", "lostcities"]
 Sampling = Literal["outcome", "external", "chance"]
+
+NET_OPPONENTS = ("current", "average", "league")  # evaluation opponents built from the run's own nets
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,7 +53,10 @@ class EvalConfig:
     every: int | None = None  # iterations between evaluations (and at the last one)
     policy: Literal["average_net", "sdcfr", "both"] | None = None  # which policy NashConv reports
     games: int | None = None  # Lost Cities: games per opponent in head-to-head evaluation
-    opponents: tuple[str, ...] = ("random", "heuristic")  # Lost Cities: bots to play against
+    # Lost Cities head-to-head opponents, each reported separately: bot names (lostcities.bots.BOTS)
+    # and the run's own nets: "current" (latest advantage nets), "average" (the agent itself, a
+    # mirror-match check), "league" (the stored past snapshots).
+    opponents: tuple[str, ...] = ("random", "heuristic", "current", "average", "league")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,7 +77,7 @@ class DeepCFRConfig:
     width: int | None = None  # external sampling: node-pool slots per traversal
     keep_value_nets: bool | None = None  # keep each iteration's nets (SD-CFR policy)
     opponent: Literal["current", "average", "league"] = "current"  # Lost Cities training opponent
-    league_size: int = 8  # Lost Cities league: past snapshots kept
+    league_size: int = 8  # league (training opponent or evaluation): past snapshots kept
     bf16: bool = False  # bfloat16 network compute (parameters stay float32)
     checkpoint_every: int | None = None
     keep_checkpoints: int = 2
@@ -149,6 +154,15 @@ def check(cfg: DeepCFRConfig) -> None:
     if sampling in ("external", "chance") and cfg.game == "lostcities":
         raise ValueError("external sampling expands every traverser action of a ~50-decision Lost Cities "
                          "game (exponential); use --sampling=outcome for Lost Cities")
+    if cfg.league_size < 1:
+        raise ValueError(f"league_size must be at least 1, got {cfg.league_size}")
+    if cfg.game == "lostcities":
+        from lostcities.bots import BOTS
+
+        unknown = [o for o in cfg.eval.opponents if o not in BOTS and o not in NET_OPPONENTS]
+        if unknown:
+            raise ValueError(f"eval.opponents: unknown {unknown}; choose bots {sorted(BOTS)} "
+                             f"or the run's nets {list(NET_OPPONENTS)}")
     if not 0.0 < cfg.exploration <= 1.0:
         raise ValueError(f"exploration must be in (0, 1], got {cfg.exploration}")
     for name, value in config_tree.flatten(cfg).items():

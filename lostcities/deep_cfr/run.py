@@ -112,7 +112,7 @@ def train(cfg: DeepCFRConfig) -> dict[str, Any]:
             state, metrics = evaluate(state)
             row.update(metrics)
             last = metrics
-            shown = ("nash_conv", "win_rate_random")
+            shown = ("nash_conv", "win_rate_random", "exploitability")
             bar.set_postfix({k: round(v, 4) for k, v in metrics.items() if k in shown})
         row["seconds"] = time.time() - t0
         if log is not None:
@@ -138,6 +138,10 @@ def _plot(run: RunDir, cfg: DeepCFRConfig) -> None:
         plots.curves(rows, ["nash_conv_average_net", "nash_conv_sdcfr"], run.plots_path / "nash_conv.png",
                      logy=True)
     else:
-        keys = sorted({k for r in rows for k in r if k.startswith("win_rate_")})
-        plots.curves(rows, keys, run.plots_path / "win_rate.png")
+        from lostcities.deep_cfr.lostcities_eval import plot_head_to_head
+
+        plot_head_to_head(rows, run.plots_path / "win_rate.png", "win_rate")
+        plot_head_to_head(rows, run.plots_path / "score_diff.png", "score_diff")
+        if any("exploitability" in r for r in rows):
+            plots.curves(rows, ["exploitability"], run.plots_path / "exploitability.png", logy=True)
     plots.curves(rows, ["adv_loss_0", "adv_loss_1"], run.plots_path / "advantage_loss.png", logy=True)

@@ -35,8 +35,9 @@ class SolverState:
     ``adv``: both players' advantage params stacked ``[2, ...]``; ``strat``: average-strategy
     params; ``adv_buf``: both players' reservoirs stacked ``[2, capacity, ...]`` (the player is a
     traced index, so one compiled function serves both); ``strat_buf``: the strategy reservoir;
-    ``history``: advantage params of every finished
-    iteration stacked ``[H, 2, ...]`` (SD-CFR and the league; ``H = 1`` when not kept);
+    ``history``: a ring of finished iterations' advantage params stacked ``[H, 2, ...]``,
+    iteration ``t`` in row ``(t - 1) % H`` (:meth:`Solver.history_depth`: every iteration for
+    SD-CFR, the last ``league_size`` for a league, ``H = 1`` and unused otherwise);
     ``iteration``: finished iterations (int32).
     """
 
@@ -61,8 +62,26 @@ class Solver:
     strat_fit: FitSpec
 
     @property
+    def keeps_league(self) -> bool:
+        """Whether past snapshots are kept: a league opponent in training or in evaluation."""
+        cfg = self.cfg
+        return cfg.opponent == "league" or (cfg.game == "lostcities" and "league" in cfg.eval.opponents)
+
+    @property
     def keeps_history(self) -> bool:
-        return bool(self.cfg.keep_value_nets) or self.cfg.opponent == "league"
+        return bool(self.cfg.keep_value_nets) or self.keeps_league
+
+    @property
+    def history_depth(self) -> int:
+        """Rows of the snapshot ring: all iterations for SD-CFR, else ``league_size`` (bounded)."""
+        if self.cfg.keep_value_nets:
+            return self.cfg.iterations
+        return min(self.cfg.league_size, self.cfg.iterations) if self.keeps_league else 1
+
+    def league_rows(self, state: SolverState) -> list[int]:
+        """History rows of the stored league snapshots, most recent first (at most ``league_size``)."""
+        done, depth = int(state.iteration), self.history_depth
+        return [(done - 1 - r) % depth for r in range(min(done, self.cfg.league_size, depth))]
 
     def key(self, *path: int) -> jax.Array:
         """The key at ``path`` below the run's seed (e.g. (iteration, player, chunk))."""
@@ -77,8 +96,7 @@ class Solver:
         spec = {"obs": ((g.observation_size,), jnp.float32), "mask": ((g.num_actions,), jnp.bool_),
                 "target": ((g.num_actions,), jnp.float32), "weight": ((), jnp.float32)}
         adv = _stack([self.adv_net.init(self.key(0, p)) for p in range(2)])
-        depth = cfg.iterations if self.keeps_history else 1
-        history = jax.tree.map(lambda a: jnp.zeros((depth, *a.shape), a.dtype), adv)
+        history = jax.tree.map(lambda a: jnp.zeros((self.history_depth, *a.shape), a.dtype), adv)
         return SolverState(
             adv=adv, strat=self.strat_net.init(self.key(0, 2)),
             adv_buf=_stack([reservoir_init(cfg.advantage.capacity, spec) for _ in range(2)]),
@@ -107,6 +125,9 @@ class Solver:
             stats[f"skipped_{p}"] = int(fs["skipped"])
             stats[f"nodes_{p}"] = nodes
         state = _finish_iteration(self, state)
+        if self.cfg.opponent == "average":  # the next iteration's opponent is the refitted average net
+            state, fs = self.fit_average(state)
+            stats.update(fs)
         stats["adv_rows"] = int(jnp.minimum(state.adv_buf.seen[0], self.cfg.advantage.capacity))
         stats["strategy_rows"] = int(jnp.minimum(state.strat_buf.seen, state.strat_buf.capacity))
         return state, stats
@@ -144,15 +165,21 @@ def _set_row(tree: Any, i: jax.Array, value: Any) -> Any:
 
 
 def _opponent_params(solver: Solver, state: SolverState, p: jax.Array, key: jax.Array) -> Any:
-    """The opponent's net for traversals of player ``p`` under the configured opponent mode."""
+    """The opponent's net for traversals of player ``p`` under the configured opponent mode.
+
+    ``current``: the other player's latest advantage net. ``average``: the average-strategy net
+    (refitted after every iteration; at iteration 1 its initial, near-uniform softmax).
+    ``league``: the other player's net from one of the last ``league_size`` finished iterations,
+    drawn uniformly per compiled chunk of traversals (the current net before any has finished).
+    """
     mode = solver.cfg.opponent
     if mode == "average":
         return state.strat
     if mode == "league":
-        done = state.iteration
-        size = jnp.minimum(done, solver.cfg.league_size)
-        j = done - 1 - jax.random.randint(key, (), 0, jnp.maximum(size, 1))
-        past = _row(_row(state.history, jnp.maximum(j, 0)), 1 - p)
+        done, depth = state.iteration, solver.history_depth
+        size = jnp.minimum(done, min(solver.cfg.league_size, depth))
+        j = (done - 1 - jax.random.randint(key, (), 0, jnp.maximum(size, 1))) % depth
+        past = _row(_row(state.history, j), 1 - p)
         return jax.tree.map(lambda a, b: jnp.where(done > 0, a, b), past, _row(state.adv, 1 - p))
     return _row(state.adv, 1 - p)
 
@@ -190,5 +217,5 @@ def _fit_strategy(solver: Solver, state: SolverState, key: jax.Array):
 def _finish_iteration(solver: Solver, state: SolverState) -> SolverState:
     history = state.history
     if solver.keeps_history:
-        history = _set_row(history, state.iteration, state.adv)
+        history = _set_row(history, state.iteration % solver.history_depth, state.adv)
     return state.replace(history=history, iteration=state.iteration + 1)
