@@ -5,8 +5,8 @@ imports numpy, pyarrow and peppi_py (~0.3 s) before it parses anything. So worke
 forked with those imports already done:
 
 - straight from this process when that is safe (:func:`fork_safe`: on Linux, while JAX has
-  started no backend, whose runtime threads a fork would copy mid-lock; importing JAX
-  starts none, so the build_dataset CLI forks). This process is one of the workers: it
+  started no backend or distributed client, whose threads a fork would copy mid-lock;
+  importing JAX starts none, so the build_dataset CLI forks). This process is one of the workers: it
   ingests a file whenever no worker row is waiting.
 - otherwise from one spawned worker, once its imports are done (spawn re-imports the
   launcher's main module: keep a launcher's heavy imports under its ``__main__`` guard).
@@ -36,20 +36,23 @@ _POLL_S = 0.5  # how often a waiting parent checks that the workers are alive
 
 
 def fork_safe() -> bool:
-    """Whether this process may fork ingest workers: on Linux, unless JAX has started a backend.
+    """Whether this process may fork ingest workers: on Linux, unless JAX has started threads.
 
-    Importing JAX starts no thread; its backends do (and would deadlock a forked child).
-    The other threads a build's process holds, OpenBLAS's and Arrow's jemalloc's, are
-    idle native threads whose libraries handle fork. Where JAX's private check is missing
-    (a JAX version without it), JAX counts as started.
+    Importing JAX starts no thread; a backend or ``jax.distributed.initialize`` (its
+    coordination client and service) does, and a forked child could deadlock on a lock one
+    of them held. The other threads a build's process holds, OpenBLAS's and Arrow's
+    jemalloc's, are idle native threads whose libraries handle fork. Where JAX's private
+    state is not where this looks (another JAX version), JAX counts as started.
     """
     if not sys.platform.startswith("linux") or "fork" not in multiprocessing.get_all_start_methods():
         return False
     if "jax" not in sys.modules:
         return True
-    bridge = sys.modules.get("jax._src.xla_bridge")
-    started = getattr(bridge, "backends_are_initialized", None)
-    return started is not None and not started()
+    started = getattr(sys.modules.get("jax._src.xla_bridge"), "backends_are_initialized", None)
+    state = getattr(sys.modules.get("jax._src.distributed"), "global_state", None)
+    if started is None or state is None:
+        return False
+    return not started() and getattr(state, "client", 0) is None and getattr(state, "service", 0) is None
 
 
 def _size(path: str) -> int:

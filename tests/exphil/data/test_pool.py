@@ -53,6 +53,19 @@ def test_forks_until_jax_starts_a_backend():
     assert _python(code).split() == ["True", "True", "False"]
 
 
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are forked only on Linux")
+def test_no_fork_once_jax_distributed_is_initialised():
+    """A multi-host run joins before its first JAX use: no backend yet, but the coordination
+    client's and service's threads run."""
+    code = ("import socket\nimport jax\nfrom exphil.data.pool import fork_safe\n"
+            "s = socket.socket()\ns.bind(('localhost', 0))\nport = s.getsockname()[1]\ns.close()\n"
+            "jax.distributed.initialize(coordinator_address=f'localhost:{port}', num_processes=1,\n"
+            "                           process_id=0)\n"
+            "print(fork_safe())")
+    assert _python(code).split() == ["False"]
+
+
 def _descendants(pid: int) -> list[int]:
     found = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout
     kids = [int(k) for k in found.split()]
