@@ -9,7 +9,8 @@
 
 With ``--resume`` only the flags in ``exphil.train.config.RESUMABLE`` may be given (the run's
 length and its logging, evaluation and checkpoint cadence); they are written to the run's
-config.json. Any other config flag, or ``--preset``, is an error naming it.
+config.json. Any other config flag (refused by ``runkit.RunDir.resume``), or ``--preset``, is
+an error naming it.
 
 ``--arch`` is short for ``--policy.arch``. Every config field is a flag (``--helpfull``
 lists them: ``--policy.hidden``, ``--windows.delay``, ``--optim.lr``, ``--loss.focal_gamma``...).
@@ -72,33 +73,31 @@ def quiet_orbax() -> None:
 def resume_overrides(cfg: TrainConfig, flag_values: flags.FlagValues = flags.FLAGS) -> dict:
     """``{dotted name: value}`` of every config flag given on the command line besides ``--resume``.
 
-    ``--preset`` cannot accompany ``--resume`` (a preset would rewrite the saved config).
+    Which of them a resume may change is decided in one place, ``runkit.RunDir.resume`` (it
+    raises :class:`runkit.ResumeError` naming the others). ``--preset`` is a launcher flag, not
+    a config field, so it is refused here: a preset would rewrite the saved config.
     """
-    from exphil.train.config import RESUMABLE
     from runkit import config_tree
 
     if flag_values["preset"].present:
         raise app.UsageError(f"--preset cannot be given with --resume={cfg.resume}: the run folder's "
                              "config.json fixes the run")
     values = config_tree.flatten(cfg)
-    given = {name: values[name] for name in values if name != "resume" and flag_values[name].present}
-    fixed = [f"--{name}" for name in sorted(given) if name not in RESUMABLE]
-    if fixed:
-        raise app.UsageError(
-            f"{', '.join(fixed)} cannot be given with --resume={cfg.resume} (the run folder's config.json "
-            f"fixes {'it' if len(fixed) == 1 else 'them'}); a resume may change only "
-            f"{', '.join('--' + name for name in RESUMABLE)}")
-    return given
+    return {name: values[name] for name in values if name != "resume" and flag_values[name].present}
 
 
 def main(cfg: TrainConfig) -> dict:
     from exphil.train import train
     from exphil.train.parallel import init_distributed
+    from runkit import ResumeError
 
     quiet_orbax()
     overrides = resume_overrides(cfg) if cfg.resume else None
     init_distributed()
-    return train(cfg, resume_overrides=overrides)
+    try:
+        return train(cfg, resume_overrides=overrides)
+    except ResumeError as err:  # raised before any training: a usage error, not a crash
+        raise app.UsageError(str(err)) from err
 
 
 if __name__ == "__main__":

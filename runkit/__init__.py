@@ -26,12 +26,13 @@ A training loop with exact resume, in outline::
 from runkit import config_tree, plots
 from runkit.checkpoint import Checkpointer, Restored, tree_checksum
 from runkit.metrics import MetricsLog, read_metrics
-from runkit.run_dir import RunDir
+from runkit.run_dir import ResumeError, RunDir
 
 __all__ = [
     "Checkpointer",
     "MetricsLog",
     "Restored",
+    "ResumeError",
     "RunDir",
     "config_tree",
     "plots",

@@ -25,9 +25,13 @@ from typing import Any, TypeVar
 from runkit import config_tree
 from runkit.checkpoint import Checkpointer
 
-__all__ = ["RunDir"]
+__all__ = ["ResumeError", "RunDir"]
 
 T = TypeVar("T")
+
+
+class ResumeError(ValueError):
+    """A resume was asked to change a config field its run folder fixes (the message names them)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,7 +82,8 @@ class RunDir:
 
         ``overrides`` (dotted keys, which are also the launcher's flag names) may change only
         the fields named in ``mutable`` (those a resumed run can change safely, such as its
-        length); any other key is a ValueError naming it, so a flag is never silently ignored.
+        length); any other key is a :class:`ResumeError` naming it, so a flag is never silently
+        ignored (launchers pass every flag given and report this error as a usage error).
         Changed values are written back to config.json (unless ``save`` is False, e.g. on the
         secondary processes of a multi-host run), which so records what the run folder was last
         trained with.
@@ -91,9 +96,10 @@ class RunDir:
         fixed = sorted(set(overrides) - set(mutable))
         if fixed:
             allowed = ", ".join(f"--{k}" for k in sorted(mutable)) or "none"
-            raise ValueError(
-                f"--resume={run.path}: {', '.join(f'--{k}' for k in fixed)} cannot change on resume "
-                f"(the run's config.json fixes it); flags a resume may change: {allowed}")
+            raise ResumeError(
+                f"{', '.join(f'--{k}' for k in fixed)} cannot be given with --resume={run.path} (the run "
+                f"folder's config.json fixes {'it' if len(fixed) == 1 else 'them'}); a resume may change "
+                f"only {allowed}")
         if overrides:
             updated = config_tree.override(cfg, overrides)
             if save and updated != cfg:

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from runkit import MetricsLog, RunDir, plots, read_metrics
+from runkit import MetricsLog, ResumeError, RunDir, plots, read_metrics
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,6 +72,6 @@ def test_resume_applies_mutable_overrides_and_records_them(tmp_path):
 
 def test_resume_rejects_a_fixed_override_naming_it(tmp_path):
     RunDir.create(tmp_path / "r", Cfg(lr=0.5))
-    with pytest.raises(ValueError, match=r"--lr cannot change on resume.*--inner\.width"):
+    with pytest.raises(ResumeError, match=r"--lr cannot be given with --resume=.*change only --inner\.width"):
         RunDir.resume(tmp_path / "r", Cfg, overrides={"lr": 0.1, "inner.width": 2}, mutable=("inner.width",))
     assert json.loads((tmp_path / "r" / "config.json").read_text())["inner"]["width"] == 3  # untouched
