@@ -10,25 +10,39 @@ one full training epoch (data loading included; windows of the config's length w
 stride equal to it, every player) on a dataset of about ``1/epoch_scale`` of the frames
 in ``epoch_replays`` and on all of them; ``time_per_frame_ratio`` (large
 over small) must stay <= 1.1 for epoch time to be linear in data (10x frames <= 11x time).
+
+``bare_gru_frames_per_s``: the issue's reference point, measured in the same run: one GRU
+layer of ``policy.hidden`` units over windows and batches of the measured config, fed the
+spec's numeric features directly (no embedding), every timestep a target of an 8-button
+logistic head (plain BCE), the same optimizer (clipping + AdamW), jitted the same way, on
+random inputs. The policy's step adds the embedding, the full controller head and its
+losses, and the metrics; ``frames_per_s / bare_gru_frames_per_s`` is what they cost.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import shutil
 import sys
 import time
 from pathlib import Path
 
 import jax
+import jax.numpy as jnp
 import numpy as np
+import optax
+from flax import nnx
 
 from experiments.launcher import launch
 from experiments.train_exphil import PRESETS, expand_aliases, quiet_orbax
 from exphil.data.build import read_manifest
 from exphil.data.paths import default_replay_dir
+from exphil.data.spec import EmbeddingSpec
+from exphil.models.backbones import GRU
 from exphil.train import TrainConfig, Trainer, resolve_config
 from exphil.train.data_source import ensure_dataset
+from exphil.train.optim import make_optimizer
 from exphil.train.parallel import shard_batch
 from exphil.train.step import batch_arrays
 from runkit import Checkpointer
@@ -48,6 +62,7 @@ class BenchConfig:
     epoch_scale: int = 10
     epoch_repeats: int = 3  # epochs timed per size, interleaved; the fastest of each counts
     scan_impls: tuple[str, ...] = ()  # mamba/jamba: also measure each policy.scan_impl (e.g. ffi,scan)
+    bare_gru: bool = True  # also measure the bare GRU reference (bare_gru_frames_per_s)
 
 
 def _timed_throughput(trainer: Trainer, cfg: BenchConfig) -> dict:
@@ -56,24 +71,70 @@ def _timed_throughput(trainer: Trainer, cfg: BenchConfig) -> dict:
     batches = [shard_batch(batch_arrays(next(data)), trainer.mesh)
                for _ in range(min(cfg.timed_steps, 8))]
     data.close()
-    state = trainer.state
-    for i in range(cfg.warmup_steps):
-        state, _ = trainer.train_step(state, batches[i % len(batches)])
-    jax.block_until_ready(state)
-    frames = 0.0
-    start, cpu_start = time.perf_counter(), time.process_time()
-    for i in range(cfg.timed_steps):
-        state, metrics = trainer.train_step(state, batches[i % len(batches)])
-        frames += metrics["frames"]
-    frames = float(frames)
-    jax.block_until_ready(state)
-    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
+    frames = []
+
+    def step(state, batch):
+        state, metrics = trainer.train_step(state, batch)
+        frames.append(metrics["frames"])
+        return state
+
+    state, seconds, cpu_seconds = _timed(step, trainer.state, batches, cfg)
+    frames = float(sum(frames[cfg.warmup_steps:]))
     trainer.state = state
     return {"frames_per_s": frames / seconds, "steps_per_s": cfg.timed_steps / seconds,
             "frames_per_step": frames / cfg.timed_steps, "timed_steps": cfg.timed_steps,
             # CPU seconds of this process (all its threads): on a shared machine, frames per
             # CPU-second times the cores it could use estimates the unshared throughput.
             "frames_per_cpu_s": frames / cpu_seconds}
+
+
+def _timed(step, state, batches: list, cfg: BenchConfig) -> tuple[object, float, float]:
+    """(final state, wall seconds, CPU seconds) of ``cfg.timed_steps`` calls after the warm-up."""
+    for i in range(cfg.warmup_steps):
+        state = step(state, batches[i % len(batches)])
+    jax.block_until_ready(state)
+    start, cpu_start = time.perf_counter(), time.process_time()
+    for i in range(cfg.timed_steps):
+        state = step(state, batches[i % len(batches)])
+    jax.block_until_ready(state)
+    return state, time.perf_counter() - start, time.process_time() - cpu_start
+
+
+class _BareGRU(nnx.Module):
+    """GRU over raw numeric features, then an 8-button logistic head: the issue's bare reference."""
+
+    def __init__(self, in_dim: int, hidden: int, buttons: int, *, rngs: nnx.Rngs):
+        self.gru = GRU(in_dim, hidden, rngs=rngs)
+        self.head = nnx.Linear(hidden, buttons, rngs=rngs)
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        return self.head(self.gru(x))
+
+
+def _bare_gru_throughput(train_cfg: TrainConfig, cfg: BenchConfig) -> dict:
+    """Frames/s of the bare GRU reference (see the module docstring) at the config's window and batch."""
+    spec, w = EmbeddingSpec(), train_cfg.windows
+    graph, params = nnx.split(_BareGRU(spec.numeric_dim, train_cfg.policy.hidden, spec.num_buttons,
+                                       rngs=nnx.Rngs(train_cfg.seed)))
+    optimizer = make_optimizer(train_cfg.optim, train_cfg.optim.schedule_steps or train_cfg.steps)
+    rng = np.random.default_rng(train_cfg.seed)
+    batches = [(jnp.asarray(rng.normal(size=(w.batch_size, w.window, spec.numeric_dim)), jnp.float32),
+                jnp.asarray(rng.random((w.batch_size, w.window, spec.num_buttons)) < 0.05, jnp.float32))
+               for _ in range(4)]
+
+    def loss(p, x, y):
+        return optax.sigmoid_binary_cross_entropy(nnx.merge(graph, p)(x), y).sum(-1).mean()
+
+    @functools.partial(jax.jit, donate_argnums=0)
+    def step(state, batch):
+        p, opt = state
+        grads = jax.grad(loss)(p, *batch)
+        updates, opt = optimizer.update(grads, opt, p)
+        return optax.apply_updates(p, updates), opt
+
+    _, seconds, cpu_seconds = _timed(step, (params, optimizer.init(params)), batches, cfg)
+    frames = cfg.timed_steps * w.batch_size * w.window
+    return {"bare_gru_frames_per_s": frames / seconds, "bare_gru_frames_per_cpu_s": frames / cpu_seconds}
 
 
 def _checkpoint_overhead(trainer: Trainer, work: Path) -> dict:
@@ -163,6 +224,10 @@ def main(cfg: BenchConfig) -> dict:
               "params": trainer.num_params, "devices": len(jax.devices()),
               "backend": jax.default_backend(), **_timed_throughput(trainer, cfg)}
     print(f"{result['arch']}: {result['frames_per_s']:,.0f} frames/s ({result['params']:,} params)")
+    if cfg.bare_gru:
+        result.update(_bare_gru_throughput(train_cfg, cfg))
+        print(f"  bare GRU-{train_cfg.policy.hidden} reference: "
+              f"{result['bare_gru_frames_per_s']:,.0f} frames/s")
     result["checkpoint"] = _checkpoint_overhead(trainer, Path(cfg.work_dir))
     if cfg.scan_impls:
         result["scan_impl_frames_per_s"] = by_impl = {}
