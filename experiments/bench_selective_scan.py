@@ -4,11 +4,12 @@
         --dtypes=float32,bfloat16 --json_out=results/bench.json
 
 For each shape (batch, length, channels, state), dtype, impl and pass it reports the
-median time of the jitted forward ("fwd") and of forward + backward ("fwd_bwd": jax.grad
-of the sum of the outputs with respect to every input), warmed up and blocked until
-ready; the ratio against ffi (>1: ffi is faster); effective GB/s (bytes of the jitted
-function's arguments and results / time); and the compiled temporary memory from the
-executable's memory analysis. The workload is Mamba's: D skip, z gate, delta_bias and
+median time (over at least ``repeats`` calls and ``min_seconds`` of calls, after
+``warmup`` calls) of the jitted forward ("fwd") and of forward + backward ("fwd_bwd":
+jax.grad of the sum of the outputs with respect to every input), blocked until ready; the
+ratio against ffi (>1: ffi is faster); effective GB/s (bytes of the jitted function's
+arguments and results / time); and the compiled temporary memory from the executable's
+memory analysis. The workload is Mamba's: D skip, z gate, delta_bias and
 softplus (``--no-with_z`` drops the gate), on ``xla_ffi.reference.random_inputs``.
 
 Default shapes are chosen to finish in a few minutes on a 2-core CPU: 1,512,768,16 (the
@@ -51,8 +52,9 @@ class BenchConfig:
     dtypes: tuple[Literal["float32", "bfloat16"], ...] = ("float32", "bfloat16")
     impls: tuple[Impl, ...] = ("ffi", "scan", "associative")
     passes: tuple[Pass, ...] = ("fwd", "fwd_bwd")
-    repeats: int = 5  # timed calls per measurement (the median is reported)
-    warmup: int = 1  # untimed calls after compilation
+    repeats: int = 5  # timed calls per measurement, at least (the median is reported)
+    min_seconds: float = 1.0  # and calls until this much time is timed (a stable median of fast calls)
+    warmup: int = 3  # untimed calls after compilation
     with_z: bool = True  # include the silu(z) gate
     platform: str = ""  # JAX platform to run on ("cpu", "cuda"); empty: JAX's default
     copy_mb: int = 0  # if > 0, also measure device copy bandwidth on an array of this many MiB
@@ -60,7 +62,7 @@ class BenchConfig:
 
 
 PRESETS = {
-    "smoke": {"shapes": "1,64,32,4", "repeats": 2},
+    "smoke": {"shapes": "1,64,32,4", "repeats": 2, "min_seconds": 0.0, "warmup": 1},
     "gpu": {"shapes": "1,512,768,16;8,2048,1536,16", "repeats": 10, "warmup": 2, "copy_mb": 2048},
 }
 
@@ -101,12 +103,13 @@ def nbytes(tree: Any) -> int:
     return sum(int(np.prod(x.shape)) * jnp.dtype(x.dtype).itemsize for x in jax.tree.leaves(tree))
 
 
-def time_calls(fn: Callable[[], Any], warmup: int, repeats: int) -> float:
-    """Median wall time of ``fn()`` in milliseconds, each call blocked until ready."""
+def time_calls(fn: Callable[[], Any], warmup: int, repeats: int, min_seconds: float = 0.0) -> float:
+    """Median wall time of ``fn()`` in milliseconds, each call blocked until ready: at least
+    ``repeats`` calls, more until ``min_seconds`` of calls are timed."""
     for _ in range(warmup):
         jax.block_until_ready(fn())
-    times = []
-    for _ in range(repeats):
+    times: list[float] = []
+    while len(times) < repeats or sum(times) < min_seconds:
         start = time.perf_counter()
         jax.block_until_ready(fn())
         times.append(time.perf_counter() - start)
@@ -129,7 +132,7 @@ def measure(inputs: dict[str, jax.Array], impl: str, pass_: str, cfg: BenchConfi
     compiled = jax.jit(make_fn(impl, pass_)).lower(inputs).compile()
     memory = compiled.memory_analysis()
     out_shapes = jax.eval_shape(make_fn(impl, pass_), inputs)
-    median_ms = time_calls(lambda: compiled(inputs), cfg.warmup, cfg.repeats)
+    median_ms = time_calls(lambda: compiled(inputs), cfg.warmup, cfg.repeats, cfg.min_seconds)
     return {
         "median_ms": median_ms,
         "gb_per_s": (nbytes(inputs) + nbytes(out_shapes)) / (median_ms * 1e-3) / 1e9,

@@ -11,7 +11,7 @@ from experiments import bench_selective_scan as bench
 from xla_ffi.reference import random_inputs
 
 TINY = bench.BenchConfig(shapes="1,16,8,2", dtypes=("float32",), impls=("ffi", "scan"), passes=("fwd",),
-                         repeats=1, warmup=0)
+                         repeats=1, min_seconds=0.0, warmup=0)
 
 
 def test_parse_shapes() -> None:
@@ -20,6 +20,17 @@ def test_parse_shapes() -> None:
     for bad in ("1,2,3", "1,2,3,x", "1,0,3,4", ";"):
         with pytest.raises(ValueError, match="--shapes"):
             bench.parse_shapes(bad)
+
+
+def test_time_calls_meets_repeats_and_min_seconds(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = iter(np.arange(0.0, 100.0, 0.25))  # every reading advances 0.25 s: each call takes 0.25 s
+    monkeypatch.setattr(bench.time, "perf_counter", lambda: next(clock))
+    calls = []
+    assert bench.time_calls(lambda: calls.append(1), warmup=2, repeats=3) == 250.0
+    assert len(calls) == 5
+    calls.clear()
+    assert bench.time_calls(lambda: calls.append(1), warmup=0, repeats=3, min_seconds=2.0) == 250.0
+    assert len(calls) == 8  # 8 x 0.25 s reach 2 s
 
 
 def test_rows_ratios_and_bytes(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -557,6 +557,14 @@ SS_INLINE void FwdTaskBody(const FwdArgs<T>& a, int64_t task, int64_t tile, FwdS
         for (int c = 0; c < kLanes; ++c) s.dt[i * kLanes + c] += bias[c];
         if (z != nullptr) GatherRow(z + row, cb, s.z + i * kLanes);
       }
+      // Stage the next block's rows (or the next segment's) in L2 while this one computes.
+      const bool last = j + 1 == nb;
+      const int64_t pd0 = last ? first(0) : first(j + 1), pt0 = last ? t1 : t0;
+      const int64_t pS = last ? std::min({L, t1 + kSegment, (t1 / d.chunk + 1) * d.chunk}) - t1 : S;
+      PrefetchRows(a.u, d, b, pd0, kLanes, pt0, pS, false);
+      PrefetchRows(a.delta, d, b, pd0, kLanes, pt0, pS, false);
+      PrefetchRows(z, d, b, pd0, kLanes, pt0, pS, false);
+      PrefetchRows(a.y, d, b, pd0, kLanes, pt0, pS, true);
       if (d.softplus) {
         for (int64_t k = 0; k < S * kLanes; k += kV) StoreV(Softplus(LoadV(s.dt + k)), s.dt + k);
       }
@@ -574,13 +582,6 @@ SS_INLINE void FwdTaskBody(const FwdArgs<T>& a, int64_t task, int64_t tile, FwdS
         }
       }
       Scatter<T>(s.out, a.y, d, b, d0, cb, t0, S);
-      // Stage the next block's rows (or the next segment's) in L2 while this one computes.
-      const bool last = j + 1 == nb;
-      const int64_t pd0 = last ? first(0) : first(j + 1), pt0 = last ? t1 : t0;
-      const int64_t pS = last ? std::min({L, t1 + kSegment, (t1 / d.chunk + 1) * d.chunk}) - t1 : S;
-      PrefetchRows(a.u, d, b, pd0, kLanes, pt0, pS, false);
-      PrefetchRows(a.delta, d, b, pd0, kLanes, pt0, pS, false);
-      PrefetchRows(z, d, b, pd0, kLanes, pt0, pS, false);
     }
     t0 = t1;
   }
