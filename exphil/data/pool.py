@@ -6,8 +6,8 @@ forked with those imports already done:
 
 - straight from this process when that is safe (:func:`fork_safe`: on Linux, while JAX has
   started no backend or distributed client, whose threads a fork would copy mid-lock;
-  importing JAX starts none, so the build_dataset CLI forks). This process is one of the workers: it
-  ingests a file whenever no worker row is waiting.
+  importing JAX starts none, so the build_dataset CLI forks). This process only collects
+  rows, so no replay that crashes the parser takes the build down with it.
 - otherwise from one spawned worker, once its imports are done (spawn re-imports the
   launcher's main module: keep a launcher's heavy imports under its ``__main__`` guard).
   This process ingests files itself until the first worker row arrives.
@@ -139,7 +139,7 @@ class IngestPool:
         self._cursor = ctx.Value("q", 0)
         self._results = ctx.Queue()
         if self._forked:
-            self._procs = _fork(_work, (self._order, out, self._cursor, self._results), workers - 1)
+            self._procs = _fork(_work, (self._order, out, self._cursor, self._results), workers)
         else:
             lead = ctx.Process(target=_lead, args=(self._order, out, self._cursor, self._results, workers),
                                name="exphil-ingest")
@@ -155,18 +155,18 @@ class IngestPool:
                 yield ingest_file(f, self._out)
             return
         done: set[str] = set()
-        working = True  # this process takes jobs too
+        working = not self._forked  # a spawned pool starts slowly: this process works until it is up
         while len(done) < len(self._order):
-            row = self._waiting_row()
-            if row is not None and not self._forked:
+            row = self._waiting_row() if working else None
+            if row is not None:
                 working = False  # the spawned pool is up: it does the rest
-            if row is None and working:
+            elif working:
                 i = _claim(self._cursor, len(self._order))
                 if i is None:
                     working = False  # every job is taken: wait for the workers' rows
                     continue
                 row = ingest_file(self._order[i], self._out)
-            elif row is None:
+            else:
                 row = self._next_row()
                 if row is None:  # the workers are gone: finish or report what they left
                     yield from self._orphans(done)
