@@ -59,4 +59,8 @@ def ingest_file(path: str | Path, out: str | Path) -> dict[str, Any]:
         row.update(status="error", reason=str(err))
     except Exception as err:  # one bad file never stops a build: record it and go on
         row.update(status="error", reason=f"{path.name}: {type(err).__name__}: {err}")
+    except BaseException as err:  # a Rust panic in peppi arrives as pyo3's PanicException, no Exception
+        if type(err).__name__ != "PanicException":
+            raise
+        row.update(status="error", reason=f"{path.name}: the replay parser panicked: {err}")
     return row

@@ -80,6 +80,35 @@ def test_both_bad_files_reported_and_build_completes(tmp_path, replay_path):
         assert f"error: {name}: cannot parse replay: OSError" in report
 
 
+class PanicException(BaseException):
+    """Stands in for pyo3's exception for a Rust panic (a BaseException, not an Exception)."""
+
+
+def test_parser_panic_is_an_error_row_and_interrupts_still_stop(tmp_path, replay_path, monkeypatch):
+    import exphil.data.parse as parse
+
+    names = ["peppi_shield_drop.slp", "peppi_dash_back.slp"]
+    _link(tmp_path / "r", replay_path, names)
+    real = parse.peppi_py.read_slippi
+
+    def read(path, *args):
+        if path.endswith(names[0]):
+            raise PanicException("index out of bounds")
+        return real(path, *args)
+
+    monkeypatch.setattr(parse.peppi_py, "read_slippi", read)
+    summary = build_dataset(tmp_path / "r", tmp_path / "d", workers=1, progress=False)
+    assert (summary.ok, summary.errors) == (1, 1)
+    assert f"error: {names[0]}: the replay parser panicked: index out of bounds" in summary.report()
+
+    def interrupted(path, *args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(parse.peppi_py, "read_slippi", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        build_dataset(tmp_path / "r", tmp_path / "d2", workers=1, progress=False)
+
+
 def test_rebuild_is_noop_and_content_hash_dedupes(tmp_path, replay_path):
     _link(tmp_path / "r", replay_path, ["peppi_shield_drop.slp", "peppi_dash_back.slp"])
     build_dataset(tmp_path / "r", tmp_path / "d", workers=1, progress=False)
