@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -9,6 +10,7 @@ import sys
 from pathlib import Path
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
@@ -17,13 +19,23 @@ from exphil.train.parallel import data_mesh, replicate, shard_batch
 from exphil.train.step import batch_arrays, init_state, make_eval_step, make_train_step
 from tests.exphil.train.helpers import LOSS, random_batch, tiny_policy
 
+_OPT = optax.adamw(1e-2)
+_policy = functools.cache(tiny_policy)
+
+
+@functools.cache
+def _steps(bf16: bool):
+    """(train step, eval step), built once per dtype so each compiles once for the whole module."""
+    graph, eval_graph, _, _ = _policy()
+    return make_train_step(graph, _OPT, LOSS, bf16=bf16), make_eval_step(eval_graph, LOSS)
+
 
 def _setup(bf16: bool = False):
-    graph, eval_graph, params, other = tiny_policy()
-    opt = optax.adamw(1e-2)
+    """(mesh, a fresh state, train step, eval step)."""
+    _, _, params, other = _policy()
     mesh = data_mesh()
-    state = replicate(init_state(params, other, opt), mesh)
-    return mesh, state, make_train_step(graph, opt, LOSS, bf16=bf16), make_eval_step(eval_graph, LOSS)
+    fresh = jax.tree.map(jnp.copy, (params, other))  # the train step donates the state it is given
+    return mesh, replicate(init_state(*fresh, _OPT), mesh), *_steps(bf16)
 
 
 def _params(state):
