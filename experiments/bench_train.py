@@ -17,6 +17,11 @@ spec's numeric features directly (no embedding), every timestep a target of an 8
 logistic head (plain BCE), the same optimizer (clipping + AdamW), jitted the same way, on
 random inputs. The policy's step adds the embedding, the full controller head and its
 losses, and the metrics; ``frames_per_s / bare_gru_frames_per_s`` is what they cost.
+
+``mamba_layer_cpu_ms`` (mamba/jamba with ``--scan_impls``): median CPU milliseconds of one
+Mamba mixer's forward and backward pass at the config's shapes, and of its selective scan
+alone, per impl; ``rest`` (mixer minus scan) is the part every impl shares (projections,
+causal convolution, gating), which bounds the ffi/scan ratio of the whole step.
 """
 
 from __future__ import annotations
@@ -39,13 +44,15 @@ from experiments.train_exphil import PRESETS, expand_aliases, quiet_orbax
 from exphil.data.build import read_manifest
 from exphil.data.paths import default_replay_dir
 from exphil.data.spec import EmbeddingSpec
-from exphil.models.backbones import GRU
+from exphil.models.backbones import GRU, MambaMixer
 from exphil.train import TrainConfig, Trainer, resolve_config
 from exphil.train.data_source import ensure_dataset
 from exphil.train.optim import make_optimizer
 from exphil.train.parallel import shard_batch
 from exphil.train.step import batch_arrays
 from runkit import Checkpointer
+from xla_ffi import selective_scan
+from xla_ffi.reference import random_inputs
 
 SHARED_REPLAYS = str(default_replay_dir())
 
@@ -135,6 +142,37 @@ def _bare_gru_throughput(train_cfg: TrainConfig, cfg: BenchConfig) -> dict:
     _, seconds, cpu_seconds = _timed(step, (params, optimizer.init(params)), batches, cfg)
     frames = cfg.timed_steps * w.batch_size * w.window
     return {"bare_gru_frames_per_s": frames / seconds, "bare_gru_frames_per_cpu_s": frames / cpu_seconds}
+
+
+def _median_cpu_ms(fn, *args, repeats: int = 7) -> float:
+    """Median CPU milliseconds (this process, all threads) of one call of jitted ``fn``."""
+    jax.block_until_ready(fn(*args))
+    times = []
+    for _ in range(repeats):
+        start = time.process_time()
+        jax.block_until_ready(fn(*args))
+        times.append(time.process_time() - start)
+    return float(np.median(times)) * 1e3
+
+
+def _mamba_layer_breakdown(train_cfg: TrainConfig, impls: tuple[str, ...]) -> dict:
+    """Per impl: CPU ms of one mixer's forward+backward, of its scan alone, and their difference."""
+    p, w = train_cfg.policy, train_cfg.windows
+    x = jnp.asarray(np.random.default_rng(0).normal(size=(w.batch_size, w.window, p.hidden)), jnp.float32)
+    operands = random_inputs(0, (w.batch_size, w.window, p.mamba_expand * p.hidden, p.mamba_state),
+                             jnp.float32)
+    out = {}
+    for impl in impls:
+        graph, params = nnx.split(MambaMixer(p.hidden, state=p.mamba_state, expand=p.mamba_expand,
+                                             conv=p.mamba_conv, dt_rank=p.dt_rank, scan_impl=impl,
+                                             rngs=nnx.Rngs(train_cfg.seed)))
+        mixer = jax.jit(jax.grad(lambda params, x, graph=graph: nnx.merge(graph, params)(x).sum(),
+                                 argnums=(0, 1)))
+        scan = jax.jit(jax.grad(lambda ops, impl=impl: selective_scan(
+            **ops, delta_softplus=True, impl=impl).sum()))
+        mixer_ms, scan_ms = _median_cpu_ms(mixer, params, x), _median_cpu_ms(scan, operands)
+        out[impl] = {"mixer": mixer_ms, "scan": scan_ms, "rest": mixer_ms - scan_ms}
+    return out
 
 
 def _checkpoint_overhead(trainer: Trainer, work: Path) -> dict:
@@ -238,6 +276,11 @@ def main(cfg: BenchConfig) -> dict:
             print(f"  scan_impl={impl}: {by_impl[impl]:,.0f} frames/s")
         if "ffi" in by_impl and "scan" in by_impl:
             result["ffi_speedup_vs_scan"] = by_impl["ffi"] / by_impl["scan"]
+        if train_cfg.policy.arch in ("mamba", "jamba"):
+            result["mamba_layer_cpu_ms"] = layer = _mamba_layer_breakdown(train_cfg, cfg.scan_impls)
+            for impl, ms in layer.items():
+                print(f"  one mixer fwd+bwd, impl={impl}: {ms['mixer']:.0f} CPU-ms "
+                      f"(scan {ms['scan']:.0f}, rest {ms['rest']:.0f})")
     if cfg.epoch_replays:
         result["epoch_scaling"] = _epoch_scaling(cfg, train_cfg)
         e = result["epoch_scaling"]
