@@ -3,7 +3,14 @@
     python -m experiments.train_deep_cfr --game=kuhn --run_dir=runs/kuhn
     python -m experiments.train_deep_cfr --game=leduc --run_dir=runs/leduc --seed=1
     python -m experiments.train_deep_cfr --preset=readme --run_dir=runs/readme
+    python -m experiments.train_deep_cfr --preset=lostcities_small --opponent=league --run_dir=runs/lc
+    python -m experiments.train_deep_cfr --preset=lostcities_micro --run_dir=runs/micro   # exploitability
     python -m experiments.train_deep_cfr --resume=runs/leduc     # continue exactly
+
+Lost Cities runs train against ``--opponent=current|average|league`` and report the average-strategy
+agent against every name in ``--eval.opponents`` separately (bots, the current nets, the average net,
+the league of the last ``--league_size`` snapshots); on ``--variant=micro`` also its exact
+``exploitability`` from the tabular oracle.
 
 Unset per-game fields (``--iterations``, ``--traversals``, net sizes, ...) come from the game's
 row of ``lostcities.deep_cfr.config.GAME_DEFAULTS``; a preset or an explicit flag overrides them.
@@ -22,6 +29,10 @@ PRESETS = {
     # Lost Cities on the smallest registered variant, minutes on a CPU.
     "lostcities_small": {"game": "lostcities", "variant": "small", "iterations": 10, "traversals": 512,
                          "eval.every": 5, "eval.games": 200, "advantage.hidden": (64, 64),
+                         "strategy.hidden": (64, 64)},
+    # The tabular oracle's micro variant: the agent's exact exploitability every eval.every iterations.
+    "lostcities_micro": {"game": "lostcities", "variant": "micro", "iterations": 20, "traversals": 512,
+                         "chunk": 512, "eval.every": 5, "eval.games": 400, "advantage.hidden": (64, 64),
                          "strategy.hidden": (64, 64)},
 }
 
