@@ -67,6 +67,7 @@ def test_league_opponent_is_sampled_among_stored_snapshots_only(league_run):
     assert _same(draw(fresh, jax.random.key(0), jnp.int32(0)), jax.tree.map(lambda x: x[1], fresh.adv))
 
 
+@pytest.mark.slow
 def test_league_run_resumes_exactly_from_a_checkpoint(league_run, tmp_path):
     solver, final, _ = league_run
     state = solver.init_state()
@@ -103,6 +104,7 @@ def test_average_opponent_plays_the_average_nets_legal_softmax():
     assert not np.allclose(target, current, atol=1e-3)
 
 
+@pytest.mark.slow
 def test_average_opponent_is_refitted_every_iteration():
     solver = _solver(opponent="average", iterations=2)
     start = solver.init_state()
