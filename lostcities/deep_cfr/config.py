@@ -154,6 +154,9 @@ def check(cfg: DeepCFRConfig) -> None:
     if sampling in ("external", "chance") and cfg.game == "lostcities":
         raise ValueError("external sampling expands every traverser action of a ~50-decision Lost Cities "
                          "game (exponential); use --sampling=outcome for Lost Cities")
+    if cfg.opponent != "current" and sampling != "outcome":
+        raise ValueError(f"--opponent={cfg.opponent} needs --sampling=outcome: only outcome sampling "
+                         "importance-weights the strategy rows for an opponent that is not the current net")
     if cfg.league_size < 1:
         raise ValueError(f"league_size must be at least 1, got {cfg.league_size}")
     if cfg.game == "lostcities":

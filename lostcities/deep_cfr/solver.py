@@ -145,7 +145,7 @@ def make_solver(cfg: DeepCFRConfig, game: Game) -> Solver:
     average = cfg.opponent == "average"
     trav = TraversalSpec(game, adv_net, cfg.fallback, cfg.exploration, cfg.width,
                          "average" if average else "advantage", strat_net if average else adv_net,
-                         expand_opponent=cfg.sampling == "chance")
+                         expand_opponent=cfg.sampling == "chance", record_current=cfg.opponent != "current")
     a, s = cfg.advantage, cfg.strategy
     return Solver(cfg, game, adv_net, strat_net, trav,
                   FitSpec(adv_net, "advantage", a.steps, a.batch_size, a.learning_rate),
@@ -188,7 +188,7 @@ def _opponent_params(solver: Solver, state: SolverState, p: jax.Array, key: jax.
 def _traverse_store(solver: Solver, state: SolverState, key: jax.Array, p: jax.Array, t: jax.Array,
                     n: int) -> tuple[SolverState, dict[str, jax.Array]]:
     k_trav, k_adv, k_strat, k_opp = jax.random.split(key, 4)
-    params = (_row(state.adv, p), _opponent_params(solver, state, p, k_opp))
+    params = (_row(state.adv, p), _opponent_params(solver, state, p, k_opp), _row(state.adv, 1 - p))
     traverse = outcome_sampling if solver.cfg.sampling == "outcome" else external_sampling
     adv, strat, stats = traverse(solver.traversal, params, k_trav, p, t, n)
     buf = _row(state.adv_buf, p)

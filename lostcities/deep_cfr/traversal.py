@@ -29,6 +29,10 @@ is reached with probability ``pi_c(h) pi_opp(h) q_i(h)``, so weighted rows arriv
 ``pi_c(h) pi_opp(h)``, summing over ``h`` in the opponent's set ``I`` to ``pi_opp(I)`` times a
 constant: the opponent's own-reach weighting that the average strategy needs. (At ``p``'s own
 nodes the rows would need weight ``pi_i(h) / (q_i(h) pi_-i(h))``, unbounded as ``pi_-i`` shrinks.)
+Against a non-current opponent (``record_current``: the average net or a league snapshot plays the
+opponent's seat with behaviour ``b``) the rows store the opponent's current strategy ``sigma^t``
+and the weight also carries ``prod sigma^t(a) / b(a)`` over the opponent's earlier actions, so they
+still arrive at ``sigma^t``'s own reach: the average net averages CFR iterates, not itself.
 
 External sampling, batched breadth-first. All traversals advance together one decision per
 depth through a node pool of static size ``num_traversals * width``: at ``p``'s nodes every legal
@@ -65,7 +69,7 @@ from lostcities.deep_cfr.regret import Fallback, masked_softmax, regret_matching
 
 __all__ = ["Params", "TraversalSpec", "external_sampling", "node_strategy", "outcome_sampling"]
 
-Params = tuple  # (traverser advantage-net params, opponent net params)
+Params = tuple  # (traverser's advantage net, opponent's behaviour net[, opponent's current advantage net])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,6 +84,9 @@ class TraversalSpec:
     opponent: Literal["advantage", "average"] = "advantage"  # what the opponent's net outputs
     opponent_net: NetSpec | None = None  # defaults to ``net``
     expand_opponent: bool = False  # external sampling: also expand the opponent (chance sampling)
+    # Outcome sampling against a non-current opponent (average net, league): strategy rows record the
+    # opponent's current regret-matching strategy (``params[2]``), importance-weighted for its behaviour.
+    record_current: bool = False
 
     def __post_init__(self) -> None:
         if self.opponent_net is None:
@@ -103,6 +110,15 @@ def node_strategy(spec: TraversalSpec, params: Params, state, traverser) -> tupl
     else:
         other = regret_matching(spec.opponent_net.apply(params[1], obs), mask, spec.fallback)
     return p, obs, mask, jnp.where(p == traverser, own, other)
+
+
+def recorded_strategy(spec: TraversalSpec, params: Params, obs: jax.Array, mask: jax.Array,
+                      sigma: jax.Array) -> jax.Array:
+    """The strategy a strategy row stores at an opponent's node: ``sigma``, or with
+    ``spec.record_current`` the opponent's current regret matching on ``params[2]``."""
+    if not spec.record_current:
+        return sigma
+    return regret_matching(spec.net.apply(params[2], obs), mask, spec.fallback)
 
 
 def _log(p: jax.Array) -> jax.Array:
@@ -136,8 +152,10 @@ def outcome_sampling(spec: TraversalSpec, params: Params, key: jax.Array, traver
             uniform = mask / jnp.maximum(mask.sum(), 1)
             q = jnp.where(is_trav, eps * uniform + (1 - eps) * sigma, sigma)
             a = jax.random.categorical(k_a, _log(q)).astype(jnp.int32)
-            rec = {"obs": obs, "mask": mask, "sigma": sigma, "a": a, "qa": q[a], "sa": sigma[a],
-                   "trav": is_trav & active, "opp": ~is_trav & active}
+            cur = recorded_strategy(spec, params, obs, mask, sigma)
+            ratio = jnp.where(~is_trav & active, cur[a] / jnp.maximum(sigma[a], 1e-30), 1.0)
+            rec = {"obs": obs, "mask": mask, "sigma": sigma, "cur": cur, "ratio": ratio, "a": a, "qa": q[a],
+                   "sa": sigma[a], "trav": is_trav & active, "opp": ~is_trav & active}
             return game.step(state, a, k_c), rec
 
         final, rec = jax.lax.scan(body, game.init(k_init), jax.random.split(k_play, game.max_decisions))
@@ -150,12 +168,13 @@ def outcome_sampling(spec: TraversalSpec, params: Params, key: jax.Array, traver
         onehot = jax.nn.one_hot(rec["a"], game.num_actions)
         regret = scale[:, None] * (onehot - rec["sa"][:, None])
         regret = jnp.where(rec["mask"], regret, 0.0)
-        return rec, regret, 1.0 / q_before, final
+        ratio_before = jnp.cumprod(jnp.concatenate([jnp.ones(1), rec["ratio"][:-1]]))
+        return rec, regret, ratio_before / q_before, final
 
-    rec, regret, inv_q, final = jax.vmap(one)(jax.random.split(key, num_traversals))
+    rec, regret, strat_w, final = jax.vmap(one)(jax.random.split(key, num_traversals))
     t = jnp.asarray(iteration, jnp.float32)
     adv = _rows(rec["obs"], rec["mask"], regret, jnp.full(rec["trav"].shape, t), rec["trav"])
-    strat = _rows(rec["obs"], rec["mask"], rec["sigma"], t * inv_q, rec["opp"])
+    strat = _rows(rec["obs"], rec["mask"], rec["cur"], t * strat_w, rec["opp"])
     stats = {"nodes": (rec["trav"] | rec["opp"]).sum(), "overflow": jnp.int32(0),
              "terminal": jax.vmap(game.terminal)(final).all()}
     return adv, strat, stats
