@@ -338,23 +338,41 @@ SS_INLINE void GatherRow(const T* __restrict src, int cb, float* __restrict dst)
   }
 }
 
-// Gathers steps [t0, t0 + S) of a (batch, channel block) into f32 scratch: u, delta' (and
-// its softplus derivative), z, B, C and (backward) dy. Pad lanes read as zero.
+// Gathers rows [t0, t0 + S) of a (batch, channel block) into [S][kLanes] f32 scratch: u,
+// delta + bias (before any softplus), and z (if the call has it) and dy (if given).
+template <typename T>
+SS_INLINE void GatherRows(const FwdArgs<T>& a, const T* dy, int64_t b, int64_t d0, int cb,
+                          const float* bias, int64_t t0, int64_t S, float* u, float* dt, float* z,
+                          float* dy_out) {
+  const ScanDims& d = a.d;
+  const T* zin = d.has_z ? a.z : nullptr;
+  for (int64_t i = 0; i < S; ++i) {
+    const int64_t row = (b * d.length + t0 + i) * d.channels + d0;
+    GatherRow(a.u + row, cb, u + i * kLanes);
+    GatherRow(a.delta + row, cb, dt + i * kLanes);
+    for (int c = 0; c < kLanes; ++c) dt[i * kLanes + c] += bias[c];
+    if (zin != nullptr) GatherRow(zin + row, cb, z + i * kLanes);
+    if (dy != nullptr) GatherRow(dy + row, cb, dy_out + i * kLanes);
+  }
+}
+
+// Converts rows [t0, t0 + S) of B and C of batch b to f32 [S][N] scratch.
+template <typename T>
+SS_INLINE void GatherBC(const FwdArgs<T>& a, int64_t b, int64_t t0, int64_t S, float* Bc, float* Cc) {
+  const int64_t N = a.d.state, base = (b * a.d.length + t0) * N;
+  for (int64_t k = 0; k < S * N; ++k) {
+    Bc[k] = ToF32(a.Bm[base + k]);
+    Cc[k] = ToF32(a.Cm[base + k]);
+  }
+}
+
+// Gathers steps [t0, t0 + S) of a (batch, channel block) into the backward scratch: u,
+// delta' (and its softplus derivative), z, B, C and dy. Pad lanes read as zero.
 template <typename T>
 SS_INLINE void Gather(const FwdArgs<T>& a, const T* dy, int64_t b, int64_t d0, int cb, int64_t t0,
                       int64_t S, Scratch& s) {
-  const ScanDims& d = a.d;
-  const int64_t D = d.channels, N = d.state;
-  const T* z = d.has_z ? a.z : nullptr;
-  for (int64_t i = 0; i < S; ++i) {
-    const int64_t row = (b * d.length + t0 + i) * D + d0;
-    GatherRow(a.u + row, cb, s.u + i * kLanes);
-    GatherRow(a.delta + row, cb, s.dt + i * kLanes);
-    for (int c = 0; c < kLanes; ++c) s.dt[i * kLanes + c] += s.bias[c];
-    if (z != nullptr) GatherRow(z + row, cb, s.z + i * kLanes);
-    if (dy != nullptr) GatherRow(dy + row, cb, s.out + i * kLanes);
-  }
-  if (d.softplus) {
+  GatherRows(a, dy, b, d0, cb, s.bias, t0, S, s.u, s.dt, s.z, s.out);
+  if (a.d.softplus) {
     for (int64_t k = 0; k < S * kLanes; k += kV) {
       V8 grad;
       StoreV(Softplus(LoadV(s.dt + k), &grad), s.dt + k);
@@ -363,11 +381,7 @@ SS_INLINE void Gather(const FwdArgs<T>& a, const T* dy, int64_t b, int64_t d0, i
   } else {
     for (int64_t k = 0; k < S * kLanes; ++k) s.dsp[k] = 1.0f;
   }
-  const int64_t base = (b * d.length + t0) * N;
-  for (int64_t k = 0; k < S * N; ++k) {
-    s.Bc[k] = ToF32(a.Bm[base + k]);
-    s.Cc[k] = ToF32(a.Cm[base + k]);
-  }
+  GatherBC(a, b, t0, S, s.Bc, s.Cc);
 }
 
 // Prefetches channels [d0, d0 + width) of rows [t0, t0 + S) of a [batch, length, channels]
@@ -542,21 +556,11 @@ SS_INLINE void FwdTaskBody(const FwdArgs<T>& a, int64_t task, int64_t tile, FwdS
     if (t0 % d.chunk == 0) save(a.chunk_states + (b * d.nchunks + t0 / d.chunk) * D * N);
     const int64_t t1 = std::min({L, t0 + kSegment, (t0 / d.chunk + 1) * d.chunk});
     const int64_t S = t1 - t0;
-    for (int64_t k = 0; k < S * N; ++k) {
-      s.Bc[k] = ToF32(a.Bm[(b * L + t0) * N + k]);
-      s.Cc[k] = ToF32(a.Cm[(b * L + t0) * N + k]);
-    }
+    GatherBC(a, b, t0, S, s.Bc, s.Cc);
     for (int64_t j = 0; j < nb; ++j) {
       const int64_t d0 = first(j);
       const int cb = lanes(j);
-      const float* bias = s.bias + j * kLanes;
-      for (int64_t i = 0; i < S; ++i) {
-        const int64_t row = (b * L + t0 + i) * D + d0;
-        GatherRow(a.u + row, cb, s.u + i * kLanes);
-        GatherRow(a.delta + row, cb, s.dt + i * kLanes);
-        for (int c = 0; c < kLanes; ++c) s.dt[i * kLanes + c] += bias[c];
-        if (z != nullptr) GatherRow(z + row, cb, s.z + i * kLanes);
-      }
+      GatherRows<T>(a, nullptr, b, d0, cb, s.bias + j * kLanes, t0, S, s.u, s.dt, s.z, nullptr);
       // Stage the next block's rows (or the next segment's) in L2 while this one computes.
       const bool last = j + 1 == nb;
       const int64_t pd0 = last ? first(0) : first(j + 1), pt0 = last ? t1 : t0;
