@@ -37,8 +37,9 @@ from pathlib import Path
 from typing import Any
 
 from exphil.data.build import build_dataset, read_manifest
-from exphil.data.features import load_features, replay_features
+from exphil.data.features import replay_features
 from exphil.data.ingest import ingest_file
+from exphil.data.loading import load_features
 from exphil.data.parse import parse_replay
 from exphil.data.pool import fork_safe
 from exphil.data.spec import EmbeddingSpec

@@ -23,7 +23,7 @@ _EXPORTS = {
     "WindowConfig": "window_config",
     "WindowIterator": "windows",
     "build_dataset": "build",
-    "load_features": "features",
+    "load_features": "loading",
     "load_stats": "stats",
     "make_windows": "windows",
     "parse_replay": "parse",

@@ -4,14 +4,17 @@ Layout of a dataset folder::
 
     manifest.parquet          one row per input file (MANIFEST_SCHEMA)
     stats.json                dataset statistics (exphil.data.stats)
-    tables/ab/abcdef....parquet   one replay's frame table, named by the MD5 of the file
+    tables/ab/abcdef....parquet   one replay's frame table, named by the MD5 of the file, with
+                                  both players' stored model inputs (exphil.data.stored_inputs)
 
 Every file is written under a temporary name and renamed into place, so a build killed at
 any moment leaves only complete tables and a complete (possibly older) manifest; stray
 temporary files are removed by the next build. A rerun reuses manifest rows whose file
-path, size and modification time are unchanged, and a file whose content hash already has
-a table is not parsed again (its facts are read from the table's metadata). Files removed
-from the replay folder leave the manifest (their tables stay, unreferenced).
+path, size and modification time are unchanged and whose table's stored inputs have the
+running spec version, and a file whose content hash already has such a table is not parsed
+again (its facts are read from the table's metadata); tables stored by older code are
+rewritten. Files removed from the replay folder leave the manifest (their tables stay,
+unreferenced).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import pyarrow as pa
 from exphil.data import stats as stats_lib
 from exphil.data.ingest import ingest_file
 from exphil.data.pool import IngestPool
+from exphil.data.spec import EmbeddingSpec
 from exphil.data.storage import read_table, write_table_atomic
 
 __all__ = [
@@ -65,6 +69,7 @@ MANIFEST_SCHEMA = pa.schema([
     ("last_frame", pa.int32()),
     ("duration_s", pa.float64()),     # seconds from GO (frame 0) to the last frame
     ("counts", pa.string()),          # per-replay statistics counts (JSON) behind stats.json
+    ("inputs", pa.string()),          # EmbeddingSpec.version of the table's stored inputs (null unless ok)
 ])
 
 
@@ -129,7 +134,9 @@ def _unchanged(old: dict[str, Any] | None, path: Path, out: Path) -> bool:
         return False
     if old["size"] != st.st_size or old["mtime_ns"] != st.st_mtime_ns:
         return False
-    return old["status"] != "ok" or (out / old["table"]).exists()
+    if old["status"] != "ok":
+        return True
+    return old.get("inputs") == EmbeddingSpec().version and (out / old["table"]).exists()
 
 
 def _remove_stray_temporaries(out: Path) -> None:

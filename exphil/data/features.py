@@ -11,16 +11,28 @@ delay ``d`` is then ``state[s:s+W]``, ``prev_controller[s+d:s+d+W]`` and targets
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 
 from exphil.data.arrow_numpy import filled, single_chunk, valid
 from exphil.data.spec import BUTTONS, NULL_DEFAULTS, PLAYER_PREFIXES, STICKS, EmbeddingSpec, column
-from exphil.data.storage import read_table
 
-__all__ = ["ReplayFeatures", "feature_columns", "load_features", "neutral_controller", "replay_features"]
+__all__ = [
+    "ReplayFeatures",
+    "empty_features",
+    "feature_columns",
+    "neutral_controller",
+    "player_inputs",
+    "player_targets",
+    "replay_features",
+    "stage_inputs",
+    "with_previous_controller",
+]
+
+
+_CATEGORICAL_FIELDS = ("action", "character", "jumps", "nana_action")
+"""Stored per-player categorical fields, in the order of a player's block of ``categorical``."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,67 +61,89 @@ def feature_columns(spec: EmbeddingSpec, pov: int) -> list[str]:
     cols = ["stage"]
     for prefix in PLAYER_PREFIXES:
         cols += [column(prefix, f) for f in spec.player_numeric_fields if f != "nana_present"]
-        cols += [column(prefix, f) for f in ("action", "character", "jumps", "nana_action")]
+        cols += [column(prefix, f) for f in _CATEGORICAL_FIELDS]
     prefix = PLAYER_PREFIXES[pov]
     cols += [column(prefix, f"btn_{b}") for b in BUTTONS]
     cols += [column(prefix, s) for s in (*STICKS, "shoulder")]
     return cols
 
 
-def replay_features(table: pa.Table, pov: int, spec: EmbeddingSpec, *, pad: int = 0) -> ReplayFeatures:
-    """Features of player ``pov`` (0 or 1) from a stored replay table, padded by ``pad`` rows.
+def player_inputs(table: pa.Table, prefix: str, spec: EmbeddingSpec, numeric: np.ndarray,
+                  categorical: np.ndarray) -> None:
+    """Write one player's scaled numeric fields into ``numeric`` [n, len(player_numeric_fields)]
+    and its four categorical IDs (capped to their vocabularies) into ``categorical`` [n, 4].
 
     Each column is read as a zero-copy numpy view (nulls replaced by their default) and
-    written once into its column of the padded output.
+    written once into its column of the output (strided writes: cheaper than a transpose).
     """
-    n = table.num_rows
-    fields = spec.player_numeric_fields
-    scales = [np.float32(spec.scale(f)) for f in fields]
-    cat_fields = ("action", "character", "jumps", "nana_action")
-    cat_sizes = [size for _, size in spec.categorical]
-    state = np.zeros((n + pad, 2 * len(fields)), np.float32)
-    categorical = np.zeros((n + pad, len(cat_sizes)), np.int32)
-    for side, prefix in enumerate((PLAYER_PREFIXES[pov], PLAYER_PREFIXES[1 - pov])):
-        for j, (f, scale) in enumerate(zip(fields, scales, strict=True)):
-            out = state[:n, side * len(fields) + j]  # strided writes: cheaper than a transpose
-            if f == "nana_present":
-                ok = valid(single_chunk(table[column(prefix, "nana_x")]))
-                out[:] = 1.0 if ok is None else ok
-            else:
-                np.multiply(filled(table[column(prefix, f)], NULL_DEFAULTS.get(f, 0)), scale,
-                            out=out, casting="unsafe")
-        for j, f in enumerate(cat_fields):
-            k = side * len(cat_fields) + j
-            v = filled(table[column(prefix, f)], NULL_DEFAULTS.get(f, 0))
-            np.minimum(v, cat_sizes[k] - 1, out=categorical[:n, k], casting="unsafe")
-    np.minimum(filled(table["stage"], 0), cat_sizes[-1] - 1, out=categorical[:n, -1], casting="unsafe")
-    prefix = PLAYER_PREFIXES[pov]
-    buttons = np.zeros((n + pad, len(BUTTONS)), np.float32)
+    for j, f in enumerate(spec.player_numeric_fields):
+        if f == "nana_present":
+            ok = valid(single_chunk(table[column(prefix, "nana_x")]))
+            numeric[:, j] = 1.0 if ok is None else ok
+        else:
+            np.multiply(filled(table[column(prefix, f)], NULL_DEFAULTS.get(f, 0)), np.float32(spec.scale(f)),
+                        out=numeric[:, j], casting="unsafe")
+    for j, f in enumerate(_CATEGORICAL_FIELDS):
+        size = spec.categorical[j][1]
+        np.minimum(filled(table[column(prefix, f)], NULL_DEFAULTS.get(f, 0)), size - 1, out=categorical[:, j],
+                   casting="unsafe")
+
+
+def stage_inputs(table: pa.Table, spec: EmbeddingSpec, out: np.ndarray) -> None:
+    """Write the stage ID of every frame (capped to its vocabulary) into ``out`` [n]."""
+    np.minimum(filled(table["stage"], 0), spec.num_stages - 1, out=out, casting="unsafe")
+
+
+def player_targets(table: pa.Table, prefix: str, spec: EmbeddingSpec, buttons: np.ndarray,
+                   sticks: np.ndarray, shoulder: np.ndarray) -> None:
+    """Write one player's controller targets: ``buttons`` [n, 8] (1 held), stick classes
+    ``sticks`` [n, 4] (main x, main y, C x, C y) and the shoulder class ``shoulder`` [n]."""
     for j, b in enumerate(BUTTONS):
-        buttons[:n, j] = filled(table[column(prefix, f"btn_{b}")], 0)
-    sticks = np.zeros((n + pad, len(STICKS)), np.int32)
+        buttons[:, j] = filled(table[column(prefix, f"btn_{b}")], 0)
     for j, name in enumerate(STICKS):
-        sticks[:n, j] = spec.stick_to_class(filled(table[column(prefix, name)], 0.5))
-    shoulder = np.zeros(n + pad, np.int32)
-    shoulder[:n] = spec.shoulder_to_class(filled(table[column(prefix, "shoulder")], 0.0))
-    # row t holds the controller of frame t - 1; row 0 and the padding hold the neutral one
-    prev = np.empty((n + pad, len(BUTTONS) + len(STICKS) + 1), np.float32)
+        sticks[:, j] = spec.stick_to_class(filled(table[column(prefix, name)], 0.5))
+    shoulder[:] = spec.shoulder_to_class(filled(table[column(prefix, "shoulder")], 0.0))
+
+
+def empty_features(frames: int, spec: EmbeddingSpec, pad: int) -> ReplayFeatures:
+    """Zeroed arrays for ``frames`` rows plus ``pad`` padding rows (the previous controller
+    is filled in by :func:`with_previous_controller`)."""
+    rows = frames + pad
+    return ReplayFeatures(
+        frames=frames,
+        state=np.zeros((rows, 2 * len(spec.player_numeric_fields)), np.float32),
+        prev_controller=np.empty((rows, len(spec.controller_fields)), np.float32),
+        categorical=np.zeros((rows, len(spec.categorical)), np.int32),
+        buttons=np.zeros((rows, len(BUTTONS)), np.float32),
+        sticks=np.zeros((rows, len(STICKS)), np.int32),
+        shoulder=np.zeros(rows, np.int32))
+
+
+def with_previous_controller(f: ReplayFeatures, spec: EmbeddingSpec) -> ReplayFeatures:
+    """Fill ``f.prev_controller`` from its targets: row t holds the controller of frame t - 1;
+    row 0 and the padding hold the neutral one."""
+    n, prev, k = f.frames, f.prev_controller, len(BUTTONS)
     prev[:] = neutral_controller(spec)
-    k = len(BUTTONS)
-    prev[1:n, :k] = buttons[:n - 1]
-    prev[1:n, k:k + len(STICKS)] = spec.class_to_stick(sticks[:n - 1])
-    prev[1:n, -1] = spec.class_to_shoulder(shoulder[:n - 1])
-    return ReplayFeatures(frames=n, state=state, prev_controller=prev, categorical=categorical,
-                          buttons=buttons, sticks=sticks, shoulder=shoulder)
+    prev[1:n, :k] = f.buttons[:n - 1]
+    prev[1:n, k:k + len(STICKS)] = spec.class_to_stick(f.sticks[:n - 1])
+    prev[1:n, -1] = spec.class_to_shoulder(f.shoulder[:n - 1])
+    return f
+
+
+def replay_features(table: pa.Table, pov: int, spec: EmbeddingSpec, *, pad: int = 0) -> ReplayFeatures:
+    """Features of player ``pov`` (0 or 1) converted from a replay table's named columns,
+    padded by ``pad`` rows."""
+    f = empty_features(table.num_rows, spec, pad)
+    n, width, per = f.frames, len(spec.player_numeric_fields), len(_CATEGORICAL_FIELDS)
+    for side, prefix in enumerate((PLAYER_PREFIXES[pov], PLAYER_PREFIXES[1 - pov])):
+        player_inputs(table, prefix, spec, f.state[:n, side * width:(side + 1) * width],
+                      f.categorical[:n, side * per:(side + 1) * per])
+    stage_inputs(table, spec, f.categorical[:n, -1])
+    player_targets(table, PLAYER_PREFIXES[pov], spec, f.buttons[:n], f.sticks[:n], f.shoulder[:n])
+    return with_previous_controller(f, spec)
 
 
 def neutral_controller(spec: EmbeddingSpec) -> np.ndarray:
     """The previous-controller input of an idle controller: no buttons, sticks centred, no shoulder."""
     centre = spec.class_to_stick(spec.stick_to_class(0.5))
     return np.array([0.0] * len(BUTTONS) + [centre] * len(STICKS) + [0.0], np.float32)
-
-
-def load_features(path: str | Path, pov: int, spec: EmbeddingSpec, *, pad: int = 0) -> ReplayFeatures:
-    """Read only the columns player ``pov``'s view needs from a stored table and build its features."""
-    table = read_table(path, feature_columns(spec, pov))
-    return replay_features(table, pov, spec, pad=pad)

@@ -12,11 +12,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from exphil.data import stats as stats_lib
-from exphil.data.parse import BadReplay, SkippedReplay, parse_replay
+from exphil.data.parse import BadReplay, ParsedReplay, SkippedReplay, parse_replay
+from exphil.data.spec import EmbeddingSpec
 from exphil.data.storage import write_table_atomic
+from exphil.data.stored_inputs import INPUTS_KEY, INPUTS_ZSTD_LEVEL, encode_inputs
 
 __all__ = ["META_KEY", "TABLES_DIR", "ingest_file"]
 
@@ -33,9 +36,37 @@ def _md5(path: Path) -> str:
     return h.hexdigest()
 
 
+def _stored_facts(dest: Path, version: str) -> dict[str, Any] | None:
+    """The manifest facts of an existing table whose stored inputs have ``version``, else None."""
+    if not dest.exists():
+        return None
+    metadata = pq.read_schema(dest).metadata or {}
+    if metadata.get(INPUTS_KEY) != version.encode():
+        return None  # made by older code: rewritten
+    return json.loads(metadata[META_KEY])
+
+
+def _write(parsed: ParsedReplay, dest: Path, spec: EmbeddingSpec) -> dict[str, Any]:
+    """Write a parsed replay's table with both players' stored inputs; return its manifest facts."""
+    meta = {"info": parsed.info, "counts": stats_lib.replay_counts(parsed.table, spec)}
+    table = parsed.table
+    inputs = encode_inputs(table, spec)
+    for name, arr in inputs.items():
+        table = table.append_column(pa.field(name, arr.type, nullable=False), arr)
+    metadata = {META_KEY: json.dumps(meta).encode(), INPUTS_KEY: spec.version.encode()}
+    table = table.replace_schema_metadata(metadata)
+    write_table_atomic(table, dest, compression_level=dict.fromkeys(inputs, INPUTS_ZSTD_LEVEL))
+    return meta
+
+
 def ingest_file(path: str | Path, out: str | Path) -> dict[str, Any]:
-    """Ingest one file into dataset folder ``out``; return its manifest row (never raises for bad input)."""
+    """Ingest one file into dataset folder ``out``; return its manifest row (never raises for bad input).
+
+    The stored inputs are made with the default :class:`EmbeddingSpec`, whose version the row
+    records (``inputs``); an existing table with another version is rewritten.
+    """
     path, out = Path(path), Path(out)
+    spec = EmbeddingSpec()
     row: dict[str, Any] = {"path": str(path)}
     try:
         st = path.stat()
@@ -44,15 +75,9 @@ def ingest_file(path: str | Path, out: str | Path) -> dict[str, Any]:
         row["hash"] = digest
         rel = f"{TABLES_DIR}/{digest[:2]}/{digest}.parquet"
         dest = out / rel
-        if dest.exists():
-            meta = json.loads(pq.read_schema(dest).metadata[META_KEY])
-        else:
-            parsed = parse_replay(path)
-            meta = {"info": parsed.info, "counts": stats_lib.replay_counts(parsed.table)}
-            table = parsed.table.replace_schema_metadata({META_KEY: json.dumps(meta).encode()})
-            write_table_atomic(table, dest)
+        meta = _stored_facts(dest, spec.version) or _write(parse_replay(path), dest, spec)
         row.update(meta["info"])
-        row.update(status="ok", reason="", table=rel, counts=json.dumps(meta["counts"]))
+        row.update(status="ok", reason="", table=rel, counts=json.dumps(meta["counts"]), inputs=spec.version)
     except SkippedReplay as err:
         row.update(status="skipped", reason=str(err))
     except BadReplay as err:

@@ -30,7 +30,7 @@ from typing import Any
 
 from exphil.data.ingest import ingest_file
 
-__all__ = ["IngestPool", "fork_safe", "ingest_rows"]
+__all__ = ["IngestPool", "fork_safe"]
 
 _POLL_S = 0.5  # how often a waiting parent checks that the workers are alive
 
@@ -223,9 +223,3 @@ class IngestPool:
                 yield {"path": f, "status": "error", "reason": f"{os.path.basename(f)}: the worker process "
                        "ingesting it died (the file may crash the parser)"}
 
-
-def ingest_rows(files: Sequence[str], out: str, workers: int, *,
-                fork: bool | None = None) -> Iterator[dict[str, Any]]:
-    """Manifest rows of ``files`` ingested into ``out`` (an :class:`IngestPool` iterated and closed)."""
-    with IngestPool(files, out, workers, fork=fork) as pool:
-        yield from pool

@@ -47,6 +47,9 @@ Targets. Buttons A, B, X, Y, Z, L, R, D-pad up (``BUTTONS``); each stick axis as
 from __future__ import annotations
 
 import dataclasses
+import functools
+import hashlib
+import json
 from typing import Final
 
 import numpy as np
@@ -55,6 +58,7 @@ __all__ = [
     "BUTTONS",
     "NULL_DEFAULTS",
     "PLAYER_PREFIXES",
+    "SPEC_VERSION",
     "STICKS",
     "EmbeddingSpec",
     "column",
@@ -105,6 +109,13 @@ NULL_DEFAULTS: Final = {
 """Feature value of a null stored field where it is not 0 (old Slippi versions lack
 ``jumps``, ``on_ground`` (airborne), ``action_frame``, ``invulnerable``, ``hitlag`` and the
 velocities; Nana's fields are null while no Nana is alive)."""
+
+
+SPEC_VERSION: Final = 1
+"""Version of the conversion from stored columns to model inputs (:mod:`exphil.data.features`)
+and of the stored-inputs layout (:mod:`exphil.data.stored_inputs`). Bump it whenever either
+changes: tables whose stored inputs carry another version are converted from their named
+columns instead, and a rebuild rewrites them."""
 
 
 def column(prefix: str, field: str) -> str:
@@ -175,6 +186,12 @@ class EmbeddingSpec:
         """Multiplier applied to stored per-player numeric ``field``."""
         name = dict(_PLAYER_NUMERIC)[field]
         return 1.0 if name is None else float(getattr(self, name))
+
+    @functools.cached_property
+    def version(self) -> str:
+        """``"<SPEC_VERSION>-<hash of every field>"``: equal exactly when two specs give the same inputs."""
+        fields = json.dumps(dataclasses.asdict(self), sort_keys=True)
+        return f"{SPEC_VERSION}-{hashlib.md5(fields.encode(), usedforsecurity=False).hexdigest()[:12]}"
 
     # ---- encodings --------------------------------------------------------------------
     def stick_to_class(self, value: np.ndarray | float) -> np.ndarray:

@@ -24,12 +24,11 @@ from typing import Any, Literal
 
 import numpy as np
 
-from exphil.data.arrow_numpy import filled
 from exphil.data.batch import Targets, WindowBatch
-from exphil.data.features import ReplayFeatures, load_features
+from exphil.data.features import ReplayFeatures
+from exphil.data.loading import load_button_targets, load_features
 from exphil.data.select import Unit, select_units
-from exphil.data.spec import BUTTONS, PLAYER_PREFIXES, EmbeddingSpec, column
-from exphil.data.storage import read_table
+from exphil.data.spec import EmbeddingSpec
 from exphil.data.window_config import SelectionFilters, WindowConfig
 
 __all__ = [
@@ -127,10 +126,8 @@ class WindowIterator(Iterator[WindowBatch]):
         for u, unit in enumerate(self.units):
             by_table.setdefault(unit.table, []).append(u)
         for path, units in by_table.items():
-            cols = [[column(PLAYER_PREFIXES[self.units[u].pov], f"btn_{b}") for b in BUTTONS] for u in units]
-            table = read_table(path, [c for unit_cols in cols for c in unit_cols])
-            for u, unit_cols in zip(units, cols, strict=True):
-                yield u, np.stack([filled(table[c], 0) for c in unit_cols], 1)
+            buttons = load_button_targets(path, [self.units[u].pov for u in units], self.spec)
+            yield from zip(units, buttons, strict=True)
 
     @property
     def samples_per_epoch(self) -> int:

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from exphil.data.paths import REPO_ROOT
-from exphil.data.pool import ingest_rows
+from exphil.data.pool import IngestPool
 
 _NAMES = ("peppi_shield_drop.slp", "peppi_dash_back.slp", "peppi_corrupt.slp", "peppi_joystick_udlr.slp",
           "peppi_buttons_abxy.slp")
@@ -35,9 +35,11 @@ def _python(code: str) -> str:
 @pytest.mark.parametrize("fork", [True, False], ids=["forked", "spawned"])
 def test_pool_rows_match_inline_rows(tmp_path, replay_path, fork):
     files = [str(replay_path(n)) for n in _NAMES]
-    inline = {r["path"]: r for r in ingest_rows(files, str(tmp_path / "a"), workers=1)}
-    code = (f"import json\nfrom exphil.data.pool import ingest_rows\nif __name__ == '__main__':\n"
-            f"    print(json.dumps(list(ingest_rows({files!r}, {str(tmp_path / 'b')!r}, 3, fork={fork}))))")
+    with IngestPool(files, str(tmp_path / "a"), workers=1) as pool:
+        inline = {r["path"]: r for r in pool}
+    code = (f"import json\nfrom exphil.data.pool import IngestPool\nif __name__ == '__main__':\n"
+            f"    with IngestPool({files!r}, {str(tmp_path / 'b')!r}, 3, fork={fork}) as pool:\n"
+            f"        print(json.dumps(list(pool)))")
     pooled = json.loads(_python(code))
     assert len(pooled) == len(files)
     assert {r["path"]: r for r in pooled} == inline
@@ -84,8 +86,9 @@ def test_workers_exit_when_the_build_is_killed(tmp_path, replay_dir, fork, worke
         for p in replay_dir.glob("*.slp"):
             (folder / f"{i}_{p.name}").symlink_to(p)
     files = sorted(str(p) for p in folder.iterdir())
-    code = (f"from exphil.data.pool import ingest_rows\nif __name__ == '__main__':\n"
-            f"    for _ in ingest_rows({files!r}, {str(tmp_path / 'd')!r}, {workers}, fork={fork}): pass")
+    code = (f"from exphil.data.pool import IngestPool\nif __name__ == '__main__':\n"
+            f"    with IngestPool({files!r}, {str(tmp_path / 'd')!r}, {workers}, fork={fork}) as pool:\n"
+            f"        for _ in pool: pass")
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=REPO_ROOT, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     found: list[int] = []
@@ -113,7 +116,8 @@ def test_a_dying_worker_turns_its_file_into_an_error_row(tmp_path, replay_path):
         "    return real(path, out)\n"
         "pool.ingest_file = ingest\n"
         "if __name__ == '__main__':\n"
-        f"    print(json.dumps(list(pool.ingest_rows({files!r}, {str(tmp_path)!r}, 2, fork=True))))")
+        f"    with pool.IngestPool({files!r}, {str(tmp_path)!r}, 2, fork=True) as workers:\n"
+        "        print(json.dumps(list(workers)))")
     rows = {Path(r["path"]).name: r for r in json.loads(_python(code))}
     assert sorted(rows) == sorted(Path(f).name for f in files)
     dead = rows.pop("peppi_dash_back.slp")
