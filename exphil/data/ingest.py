@@ -19,7 +19,13 @@ from exphil.data import stats as stats_lib
 from exphil.data.parse import BadReplay, ParsedReplay, SkippedReplay, parse_replay
 from exphil.data.spec import EmbeddingSpec
 from exphil.data.storage import write_table_atomic
-from exphil.data.stored_inputs import INPUTS_KEY, INPUTS_ZSTD_LEVEL, encode_inputs
+from exphil.data.stored_inputs import (
+    INPUTS_KEY,
+    INPUTS_ZSTD_LEVEL,
+    encode_column,
+    inputs_column,
+    player_block,
+)
 
 __all__ = ["META_KEY", "TABLES_DIR", "ingest_file"]
 
@@ -48,14 +54,16 @@ def _stored_facts(dest: Path, version: str) -> dict[str, Any] | None:
 
 def _write(parsed: ParsedReplay, dest: Path, spec: EmbeddingSpec) -> dict[str, Any]:
     """Write a parsed replay's table with both players' stored inputs; return its manifest facts."""
-    meta = {"info": parsed.info, "counts": stats_lib.replay_counts(parsed.table, spec)}
     table = parsed.table
-    inputs = encode_inputs(table, spec)
-    for name, arr in inputs.items():
+    players = [player_block(table, pov, spec) for pov in (0, 1)]
+    meta = {"info": parsed.info, "counts": stats_lib.replay_counts(players, spec)}
+    names = [inputs_column(pov) for pov in (0, 1)]
+    for name, block in zip(names, players, strict=True):
+        arr = encode_column(block, spec)
         table = table.append_column(pa.field(name, arr.type, nullable=False), arr)
     metadata = {META_KEY: json.dumps(meta).encode(), INPUTS_KEY: spec.version.encode()}
     table = table.replace_schema_metadata(metadata)
-    write_table_atomic(table, dest, compression_level=dict.fromkeys(inputs, INPUTS_ZSTD_LEVEL))
+    write_table_atomic(table, dest, compression_level=dict.fromkeys(names, INPUTS_ZSTD_LEVEL))
     return meta
 
 

@@ -8,42 +8,37 @@ which training derives its positive weights (:func:`press_rates`).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 
-from exphil.data.spec import BUTTONS, PLAYER_PREFIXES, STICKS, EmbeddingSpec
+from exphil.data.spec import BUTTONS, STICKS, EmbeddingSpec
+from exphil.data.stored_inputs import PlayerInputs
 
 __all__ = ["STATS_FILE", "load_stats", "merge_counts", "press_rates", "replay_counts", "summarise"]
 
 STATS_FILE = "stats.json"
 
 
-def replay_counts(table: pa.Table, spec: EmbeddingSpec | None = None) -> dict[str, Any]:
-    """Count buttons held and pressed, stick/shoulder classes and action states of one replay."""
-    spec = spec or EmbeddingSpec()
+def replay_counts(players: Sequence[PlayerInputs], spec: EmbeddingSpec) -> dict[str, Any]:
+    """Count buttons held and pressed, stick/shoulder classes and action states of one replay
+    from both players' converted targets (:func:`exphil.data.stored_inputs.player_block`)."""
     held = np.zeros(len(BUTTONS), np.int64)
     pressed = np.zeros(len(BUTTONS), np.int64)
     sticks = {s: np.zeros(spec.stick_bins, np.int64) for s in STICKS}
     shoulder = np.zeros(spec.shoulder_bins, np.int64)
     actions = np.zeros(spec.num_actions, np.int64)
-    for prefix in PLAYER_PREFIXES:
-        for i, b in enumerate(BUTTONS):
-            v = table[f"{prefix}btn_{b}"].to_numpy(zero_copy_only=False)
-            held[i] += int(v.sum())
-            pressed[i] += int((v[1:] & ~v[:-1]).sum())
-        for s in STICKS:
-            cls = spec.stick_to_class(table[f"{prefix}{s}"].to_numpy(zero_copy_only=False))
-            sticks[s] += np.bincount(cls, minlength=spec.stick_bins)
-        cls = spec.shoulder_to_class(table[f"{prefix}shoulder"].to_numpy(zero_copy_only=False))
-        shoulder += np.bincount(cls, minlength=spec.shoulder_bins)
-        act = spec.clip_category("self_action", table[f"{prefix}action"].to_numpy(zero_copy_only=False))
-        actions += np.bincount(act, minlength=spec.num_actions)
+    for p in players:
+        held += np.count_nonzero(p.buttons, axis=1)
+        pressed += np.count_nonzero(p.buttons[:, 1:] > p.buttons[:, :-1], axis=1)
+        for j, s in enumerate(STICKS):
+            sticks[s] += np.bincount(p.classes[1 + j], minlength=spec.stick_bins)
+        shoulder += np.bincount(p.classes[-1], minlength=spec.shoulder_bins)
+        actions += np.bincount(p.category[0], minlength=spec.num_actions)
     return {
-        "player_frames": 2 * table.num_rows,
+        "player_frames": sum(p.buttons.shape[1] for p in players),
         "held": held.tolist(),
         "pressed": pressed.tolist(),
         "sticks": {s: v.tolist() for s, v in sticks.items()},

@@ -20,8 +20,17 @@ from exphil.data.features import ReplayFeatures, replay_features
 from exphil.data.ingest import META_KEY
 from exphil.data.parse import NULLABLE_FIELDS, parse_replay
 from exphil.data.spec import EmbeddingSpec
+from exphil.data.stats import replay_counts
 from exphil.data.storage import write_table_atomic
-from exphil.data.stored_inputs import INPUTS_KEY, decode_inputs, encode_inputs, inputs_column, row_dtype
+from exphil.data.stored_inputs import (
+    INPUTS_KEY,
+    decode_inputs,
+    encode_column,
+    inputs_column,
+    player_block,
+    records,
+    row_dtype,
+)
 from exphil.data.window_config import WindowConfig
 from exphil.data.windows import make_windows
 
@@ -165,15 +174,47 @@ def test_stored_inputs_metadata_and_width(small_dataset):
     assert json.loads(table_file.metadata.metadata[META_KEY])["info"]["frames"] == row["frames"]
     for pov in (0, 1):
         field = table_file.schema_arrow.field(inputs_column(pov))
-        assert field.type == pa.binary(row_dtype(SPEC).itemsize) and not field.nullable
+        assert pa.types.is_fixed_size_binary(field.type) and not field.nullable
+
+
+def test_players_without_nana_store_no_nana_fields(small_dataset, replay_path):
+    """Nana's fields (the last state fields) are left out of a column when every frame holds 0
+    there; the Ice Climbers player keeps them."""
+    row = next(r for r in _ok_rows(small_dataset) if r["path"].endswith("peppi_ics2.slp"))
+    assert (row["p0_character"], row["p1_character"]) == (14, 20)  # Ice Climbers vs Falco
+    table = pq.read_table(small_dataset / row["table"])
+    full = len(SPEC.player_numeric_fields)
+    widths = [records(table[inputs_column(p)], SPEC).dtype["state"].shape[0] for p in (0, 1)]
+    assert widths == [full, SPEC.player_numeric_fields.index("nana_present")]
+    assert row_dtype(SPEC, widths[1]).itemsize < row_dtype(SPEC).itemsize
 
 
 def test_bad_stored_inputs_raise_naming_the_table():
     narrow = pa.array([b"ab", b"cd"], pa.binary(2))
     with pytest.raises(ValueError, match=r"replay\.parquet: stored inputs column is fixed_size_binary\[2\]"):
         decode_inputs(narrow, narrow, SPEC, where="replay.parquet")
-    with pytest.raises(ValueError, match="does not fit the stored int16 layout"):
+    with pytest.raises(ValueError, match="do not fit the stored int16/uint8 layout"):
         row_dtype(EmbeddingSpec(num_actions=40_000))
+    with pytest.raises(ValueError, match="do not fit the stored int16/uint8 layout"):
+        row_dtype(EmbeddingSpec(stick_bins=300))
+
+
+def test_replay_counts_match_a_hand_count_of_the_named_columns(replay_path):
+    table = parse_replay(replay_path("peppi_buttons_lrzs.slp")).table
+    col = {c: table[c].to_numpy(zero_copy_only=False) for c in table.column_names}
+    counts = replay_counts([player_block(table, p, SPEC) for p in (0, 1)], SPEC)
+    assert counts["player_frames"] == 2 * table.num_rows
+    for i, b in enumerate(("a", "b", "x", "y", "z", "l", "r", "d_up")):
+        held = [col[f"{p}btn_{b}"] for p in ("p0_", "p1_")]
+        assert counts["held"][i] == sum(int(h.sum()) for h in held)
+        assert counts["pressed"][i] == sum(int((h[1:] & ~h[:-1]).sum()) for h in held)
+    main_x = np.concatenate([np.rint(col[f"{p}main_x"].astype(np.float64) * 16) for p in ("p0_", "p1_")])
+    assert counts["sticks"]["main_x"] == np.bincount(main_x.astype(int), minlength=17).tolist()
+    shoulder = np.concatenate([np.rint(col[f"{p}shoulder"].astype(np.float64) * 4) for p in ("p0_", "p1_")])
+    assert counts["shoulder"] == np.bincount(shoulder.astype(int), minlength=5).tolist()
+    actions = np.concatenate([np.minimum(col[f"{p}action"], 398) for p in ("p0_", "p1_")])
+    assert counts["actions"] == {str(a): int(k) for a, k in enumerate(np.bincount(actions)) if k}
+    assert sum(counts["pressed"]) > 0 and counts["held"][5] > 0  # the replay presses L, R, Z
 
 
 @pytest.fixture(scope="module")
@@ -211,6 +252,6 @@ def test_decode_of_encode_equals_the_converter(table_schema, n, seed, pov, pad, 
     inputs decode to exactly what converting the named columns gives."""
     spec = EmbeddingSpec(stick_bins=bins[0], shoulder_bins=bins[1])
     table = _random_table(table_schema, n, seed)
-    cols = encode_inputs(table, spec)
-    got = decode_inputs(cols[inputs_column(pov)], cols[inputs_column(1 - pov)], spec, pad=pad)
+    cols = [encode_column(player_block(table, p, spec), spec) for p in (0, 1)]
+    got = decode_inputs(cols[pov], cols[1 - pov], spec, pad=pad)
     _assert_bit_identical(got, replay_features(table, pov, spec, pad=pad))
