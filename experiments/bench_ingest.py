@@ -15,11 +15,15 @@ Reports (frames are stored frames; window frames are batch rows x window length)
                                  core, whatever else the machine runs)
   cached_load_frames_per_s       one player's model inputs and targets (what training uses,
                                  exphil.data.features) from the replay's stored Parquet table
+                                 (its stored inputs columns, exphil.data.stored_inputs)
   reparse_frames_per_s           the same arrays by parsing the .slp and converting it again
   cached_load_speedup            their ratio (cached_load_speedup_cpu: the ratio of CPU times)
   table_load_frames_per_s        the whole stored frame table read back from Parquet
   table_reparse_frames_per_s     the same table by parsing the .slp again
   table_load_speedup             their ratio
+  table_bytes                    the stored tables' size on disk (one per replay)
+  inputs_bytes                   of which the stored inputs columns (compressed, from the footers)
+  inputs_size_growth             inputs_bytes / the named columns' bytes (the growth they cost)
   eager/lazy_window_frames_per_s window batches (default WindowConfig) per second
   gru_step_frames_per_s          the default GRU training step (exphil.train) on those batches
   lazy_over_gru                  lazy window throughput / GRU step consumption
@@ -36,6 +40,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
+
 from exphil.data.build import build_dataset, read_manifest
 from exphil.data.features import replay_features
 from exphil.data.ingest import ingest_file
@@ -44,6 +50,7 @@ from exphil.data.parse import parse_replay
 from exphil.data.pool import fork_safe
 from exphil.data.spec import EmbeddingSpec
 from exphil.data.storage import read_table
+from exphil.data.stored_inputs import inputs_column
 from exphil.data.window_config import WindowConfig
 from exphil.data.windows import make_windows
 
@@ -153,6 +160,19 @@ def _cached_vs_reparse(data: Path, repeats: int) -> dict[str, float]:
     return out
 
 
+def _disk_size(data: Path) -> dict[str, float]:
+    """Bytes of the stored tables, and the share of the stored inputs columns (compressed)."""
+    total = inputs = 0
+    for path in sorted({data / r["table"] for r in read_manifest(data).to_pylist() if r["status"] == "ok"}):
+        total += path.stat().st_size
+        meta = pq.ParquetFile(path).metadata
+        chunks = (meta.row_group(g).column(i)
+                  for g in range(meta.num_row_groups) for i in range(meta.num_columns))
+        inputs += sum(c.total_compressed_size for c in chunks
+                      if c.path_in_schema in (inputs_column(0), inputs_column(1)))
+    return {"table_bytes": total, "inputs_bytes": inputs, "inputs_size_growth": inputs / (total - inputs)}
+
+
 def _window_rates(data: Path, cfg: BenchConfig) -> tuple[dict[str, float], WindowConfig]:
     out = {}
     wcfg = WindowConfig()
@@ -204,6 +224,7 @@ def main(cfg: BenchConfig) -> dict:
         results.update(ingest)
         results["frames"] = int(sum(r["frames"] or 0 for r in read_manifest(data).to_pylist()))
         results.update(_cached_vs_reparse(data, cfg.repeats))
+        results.update(_disk_size(data))
         windows, wcfg = _window_rates(data, cfg)
         results.update(windows)
         if cfg.gru_steps > 0:

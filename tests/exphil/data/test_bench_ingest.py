@@ -22,8 +22,10 @@ def test_bench_reports_all_figures(tmp_path, replay_path):
                "ingest_frames_per_cpu_s_per_worker", "ingest_frames_per_cpu_s", "cached_load_speedup_cpu",
                "cached_load_frames_per_s", "reparse_frames_per_s", "table_load_frames_per_s",
                "table_reparse_frames_per_s", "cached_load_speedup", "table_load_speedup",
-               "eager_window_frames_per_s", "lazy_window_frames_per_s")
+               "eager_window_frames_per_s", "lazy_window_frames_per_s", "table_bytes", "inputs_bytes",
+               "inputs_size_growth")
     for key in figures:
         assert math.isfinite(result[key]) and result[key] > 0, key
     assert result["ingest_workers_forked"] in (0, 1)
     assert "gru_step_frames_per_s" not in result  # the comparison was switched off
+    assert result["inputs_bytes"] < result["table_bytes"]
