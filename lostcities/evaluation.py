@@ -24,7 +24,7 @@ from lostcities.bots import BOTS, make_bot
 from lostcities.variants import Variant
 
 __all__ = ["PLAYER_LOADER_MODULE", "evaluate", "mirrored_schedule", "mirrored_summary", "play_games",
-           "resolve_player", "wilson_interval"]
+           "resolve_player", "seat_scores", "wilson_interval"]
 
 PLAYER_LOADER_MODULE = "lostcities.deep_cfr.player"
 
@@ -105,6 +105,13 @@ def mirrored_schedule(games: int, seed: int) -> tuple[jax.Array, jax.Array, jax.
     return keys, a_seat, first
 
 
+def seat_scores(scores: Any, a_seat: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(A's scores, B's scores)`` per game from ``scores [B, 2]`` by seat and A's seat ``a_seat [B]``."""
+    scores, seat = np.asarray(scores), np.asarray(a_seat)
+    idx = np.arange(seat.size)
+    return scores[idx, seat], scores[idx, 1 - seat]
+
+
 def mirrored_summary(diff: np.ndarray) -> dict[str, Any]:
     """Win rate (ties half, Wilson 95%) and mean score difference (95% interval over deals) of A.
 
@@ -138,10 +145,7 @@ def evaluate(policy_a: Policy, policy_b: Policy, variant: Variant, *, games: int
         sl = slice(start, start + batch_size)
         parts.append(jax.device_get(play_games(variant, policy_a, policy_b, keys[sl], a_seat[sl], first[sl])))
     out = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
-    seat = np.asarray(a_seat)
-    idx = np.arange(seat.size)
-    score_a = out["scores"][idx, seat]
-    score_b = out["scores"][idx, 1 - seat]
+    score_a, score_b = seat_scores(out["scores"], a_seat)
     summary = mirrored_summary(score_a - score_b)
     return {
         "games": summary.pop("games"),

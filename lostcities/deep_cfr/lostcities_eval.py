@@ -34,7 +34,7 @@ from lostcities.deep_cfr.networks import NetSpec
 from lostcities.deep_cfr.player import net_policy, regret_policy
 from lostcities.deep_cfr.regret import Fallback
 from lostcities.deep_cfr.solver import Solver, SolverState
-from lostcities.evaluation import mirrored_schedule, mirrored_summary, play_games
+from lostcities.evaluation import mirrored_schedule, mirrored_summary, play_games, seat_scores
 from lostcities.variants import Variant
 
 __all__ = ["BotOpponent", "LostCitiesEvaluator", "NetOpponent", "diagnostics", "opponents", "play_against",
@@ -95,10 +95,8 @@ def play_against(variant: Variant, agent_net: NetSpec, agent_params: Any, oppone
     shape = (k, 2 * per)
     scores = np.asarray(_play_groups(variant, agent_net, opponent, agent_params, opp_params,
                                      keys.reshape(*shape), a_seat.reshape(shape), first.reshape(shape)))
-    scores = scores.reshape(-1, 2)
-    seat = np.asarray(a_seat)
-    idx = np.arange(seat.size)
-    return mirrored_summary(scores[idx, seat] - scores[idx, 1 - seat])
+    score_a, score_b = seat_scores(scores.reshape(-1, 2), a_seat)
+    return mirrored_summary(score_a - score_b)
 
 
 def opponents(solver: Solver, state: SolverState) -> dict[str, tuple[BotOpponent | NetOpponent, Any]]:

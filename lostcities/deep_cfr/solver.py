@@ -78,10 +78,19 @@ class Solver:
             return self.cfg.iterations
         return min(self.cfg.league_size, self.cfg.iterations) if self.keeps_league else 1
 
+    def league_count(self, done: Any) -> Any:
+        """Snapshots in the league after ``done`` finished iterations (host int or traced)."""
+        return jnp.minimum(done, min(self.cfg.league_size, self.history_depth))
+
+    def league_row(self, done: Any, back: Any) -> Any:
+        """History row of the snapshot ``back`` iterations before the latest (0 = the latest),
+        after ``done`` finished iterations; the one ring-index rule, host or traced."""
+        return (done - 1 - back) % self.history_depth
+
     def league_rows(self, state: SolverState) -> list[int]:
         """History rows of the stored league snapshots, most recent first (at most ``league_size``)."""
-        done, depth = int(state.iteration), self.history_depth
-        return [(done - 1 - r) % depth for r in range(min(done, self.cfg.league_size, depth))]
+        done = int(state.iteration)
+        return [int(self.league_row(done, r)) for r in range(int(self.league_count(done)))]
 
     def key(self, *path: int) -> jax.Array:
         """The key at ``path`` below the run's seed (e.g. (iteration, player, chunk))."""
@@ -148,8 +157,8 @@ def make_solver(cfg: DeepCFRConfig, game: Game) -> Solver:
                          expand_opponent=cfg.sampling == "chance", record_current=cfg.opponent != "current")
     a, s = cfg.advantage, cfg.strategy
     return Solver(cfg, game, adv_net, strat_net, trav,
-                  FitSpec(adv_net, "advantage", a.steps, a.batch_size, a.learning_rate),
-                  FitSpec(strat_net, "strategy", s.steps, s.batch_size, s.learning_rate))
+                  FitSpec(adv_net, "advantage", a.steps, a.batch_size, a.learning_rate, schedule=a.schedule),
+                  FitSpec(strat_net, "strategy", s.steps, s.batch_size, s.learning_rate, schedule=s.schedule))
 
 
 def _stack(trees: list[Any]) -> Any:
@@ -176,9 +185,9 @@ def _opponent_params(solver: Solver, state: SolverState, p: jax.Array, key: jax.
     if mode == "average":
         return state.strat
     if mode == "league":
-        done, depth = state.iteration, solver.history_depth
-        size = jnp.minimum(done, min(solver.cfg.league_size, depth))
-        j = (done - 1 - jax.random.randint(key, (), 0, jnp.maximum(size, 1))) % depth
+        done = state.iteration
+        size = solver.league_count(done)
+        j = solver.league_row(done, jax.random.randint(key, (), 0, jnp.maximum(size, 1)))
         past = _row(_row(state.history, j), 1 - p)
         return jax.tree.map(lambda a, b: jnp.where(done > 0, a, b), past, _row(state.adv, 1 - p))
     return _row(state.adv, 1 - p)

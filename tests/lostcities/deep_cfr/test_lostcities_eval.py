@@ -13,7 +13,7 @@ from lostcities.deep_cfr.networks import NetSpec
 from lostcities.deep_cfr.player import net_policy, regret_policy
 from lostcities.deep_cfr.policy import average_policy_fn
 from lostcities.deep_cfr.run import train
-from lostcities.evaluation import evaluate, mirrored_schedule, mirrored_summary, play_games
+from lostcities.evaluation import evaluate, mirrored_schedule, mirrored_summary, play_games, seat_scores
 from lostcities.exact.lostcities_oracle import MICRO, exploitability_on_reduced_lostcities
 from lostcities.variants import get_variant
 from runkit import config_tree
@@ -81,3 +81,10 @@ def test_micro_training_reports_every_opponent_and_the_exact_exploitability(tmp_
     assert last["nash_conv"] == pytest.approx(2 * last["exploitability"])
     for plot in ("win_rate", "score_diff", "exploitability"):
         assert (tmp_path / "run" / "plots" / f"{plot}.png").exists()
+
+
+def test_seat_scores_reads_each_game_by_the_agents_seat():
+    """Hand-computed: the agent sat in seats 0, 1, 1, 0 of four games scored by seat."""
+    scores = np.array([[10, 3], [7, -2], [0, 5], [-4, -4]])
+    a, b = seat_scores(scores, np.array([0, 1, 1, 0]))
+    assert a.tolist() == [10, -2, 5, -4] and b.tolist() == [3, 7, 0, -4]

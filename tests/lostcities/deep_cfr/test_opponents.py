@@ -128,3 +128,15 @@ def test_unknown_evaluation_opponent_is_rejected():
         config_tree.override(DeepCFRConfig(game="lostcities"), {"eval.opponents": ("random", "champion")})
     with pytest.raises(ValueError, match="league_size"):
         DeepCFRConfig(league_size=0)
+
+
+def test_league_ring_index_is_one_rule_on_host_and_traced():
+    """The rows the evaluation reads (host ints) are the rows the traced draw can pick."""
+    solver = _solver(opponent="league", league_size=3, iterations=7)
+    traced = jax.jit(lambda done, back: solver.league_row(done, back))
+    for done in range(8):
+        count = int(jax.jit(solver.league_count)(jnp.int32(done)))
+        assert count == min(done, 3)
+        host = [int(solver.league_row(done, r)) for r in range(count)]
+        assert host == [(done - 1 - r) % 3 for r in range(count)]
+        assert host == [int(traced(jnp.int32(done), jnp.int32(r))) for r in range(count)]
