@@ -30,6 +30,7 @@ class AdvantageConfig:
     steps: int | None = None  # SGD steps per player per iteration
     batch_size: int | None = None
     learning_rate: float = 1e-3
+    schedule: Literal["constant", "cosine"] = "constant"  # learning rate over each fit's steps
     reinit: bool = True  # re-initialise each iteration (the paper's rule)
     capacity: int | None = None  # reservoir rows per player
 
@@ -42,6 +43,7 @@ class StrategyConfig:
     steps: int | None = None  # SGD steps each time the net is (re)fitted from scratch
     batch_size: int | None = None
     learning_rate: float = 1e-3
+    schedule: Literal["constant", "cosine"] = "constant"
     capacity: int | None = None
     record_at: Literal["opponent", "traverser"] = "opponent"  # where strategy samples are taken
 

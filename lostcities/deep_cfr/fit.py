@@ -5,7 +5,9 @@ outputs go through a softmax restricted to the legal actions and regress the sto
 strategies. Both losses weight each row by its ``weight`` (the iteration ``t`` for linear CFR,
 times an importance weight under outcome sampling), normalised by the batch's total weight.
 A step whose loss or gradients are not finite (possible with bfloat16 compute) is skipped and
-counted instead of applied.
+counted instead of applied. The learning rate is constant or decays to zero over the fit's steps
+(cosine): with noisy sampled targets the final iterate of a constant rate jitters around the
+per-input means, a decayed one settles on them.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class FitSpec:
     batch_size: int
     learning_rate: float = 1e-3
     grad_clip: float = 1.0
+    schedule: Literal["constant", "cosine"] = "constant"  # cosine: decay to 0 over the fit's steps
 
 
 def weighted_loss(spec: FitSpec, params: Any, batch: dict[str, jax.Array]) -> jax.Array:
@@ -51,7 +54,12 @@ def fit(spec: FitSpec, params: Any, buffer: Reservoir, key: jax.Array) -> tuple[
 
     Stats: ``loss`` (mean over the last 10% of steps) and ``skipped`` (non-finite steps). Jittable.
     """
-    opt = optax.chain(optax.clip_by_global_norm(spec.grad_clip), optax.adam(spec.learning_rate))
+    if spec.schedule not in ("constant", "cosine"):
+        raise ValueError(f"unknown learning-rate schedule {spec.schedule!r}; use constant or cosine")
+    lr = spec.learning_rate
+    if spec.schedule == "cosine":  # the last steps' small rates average out the sampled targets' noise
+        lr = optax.cosine_decay_schedule(spec.learning_rate, max(spec.steps, 1))
+    opt = optax.chain(optax.clip_by_global_norm(spec.grad_clip), optax.adam(lr))
     grad_fn = jax.value_and_grad(lambda p, b: weighted_loss(spec, p, b))
     tail = max(1, spec.steps // 10)
 
