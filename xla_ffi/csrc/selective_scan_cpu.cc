@@ -8,7 +8,8 @@
 // vectorises the same way. The forward is bound by its N * L * D exponentials: they use a
 // range-reduced exp2 polynomial on 8-lane vectors (GCC vector extensions), skip the range
 // clamp when a segment's |delta' A| is known to be small, and each forward task walks time
-// in segments over a range of channel blocks (see FwdTaskBody).
+// over a range of channel blocks, reading contiguous rows straight from the operands with
+// software prefetch a few steps ahead (see FwdTaskBody).
 // Layers: vectorisable math -> per-task compute (template over the storage type T, compiled
 // for AVX2+FMA and for the x86-64 baseline, picked at run time) -> typed Impl<T> (threading,
 // reductions) -> dtype dispatch -> XLA_FFI_DEFINE_HANDLER_SYMBOL.
@@ -31,6 +32,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <thread>
 #include <vector>
 
@@ -42,9 +44,11 @@
 namespace selective_scan {
 namespace {
 
-constexpr int kLanes = 16;        // channels per task block (the SIMD axis)
-constexpr int64_t kSegment = 64;  // forward steps gathered into scratch at a time
-using Bf16 = uint16_t;            // bfloat16 storage bits
+constexpr int kLanes = 16;          // channels per task block (the SIMD axis)
+constexpr int64_t kSegment = 32;    // forward steps whose delta' is computed ahead at a time
+constexpr int64_t kMaxFwdTile = 8;  // channel blocks per forward task, at most (their state stays in L1)
+constexpr int64_t kAhead = 8;       // forward rows are prefetched this many steps ahead
+using Bf16 = uint16_t;              // bfloat16 storage bits
 
 // ---------------------------------------------------------------------------------------
 // Vectorisable scalar math (the compiler turns the fixed-trip lane loops into SIMD).
@@ -288,15 +292,13 @@ struct Scratch {
       *dbias, *hs, *as, *pB, *pC;
 };
 
-// Scratch of one forward worker for a range of up to `blocks` channel blocks: kSegment steps
-// of u, delta', z and y of one block, the segment's B and C rows, each block's state and constants.
+// Scratch of one forward worker for a range of up to `blocks` (<= kMaxFwdTile) channel blocks:
+// a segment's delta' per block and its B and C rows, each block's state and constants.
 struct FwdScratch {
   FwdScratch(int64_t blocks, int64_t state)
-      : arena(size_t(4 * kSegment * kLanes + 2 * kSegment * state + blocks * ((2 * state + 2) * kLanes + 1))) {
-    u = arena.Take(kSegment * kLanes);
-    dt = arena.Take(kSegment * kLanes);
-    z = arena.Take(kSegment * kLanes);
-    out = arena.Take(kSegment * kLanes);
+      : arena(size_t(blocks * kSegment * kLanes + 2 * kSegment * state +
+                     blocks * ((2 * state + 2) * kLanes + 1))) {
+    dt = arena.Take(blocks * kSegment * kLanes);
     h = arena.Take(blocks * state * kLanes);
     At2 = arena.Take(blocks * state * kLanes);
     Amax = arena.Take(blocks);
@@ -306,7 +308,7 @@ struct FwdScratch {
     Cc = arena.Take(kSegment * state);
   }
   FloatArena arena;
-  float *u, *dt, *z, *out, *h, *At2, *Amax, *Dk, *bias, *Bc, *Cc;
+  float *dt, *h, *At2, *Amax, *Dk, *bias, *Bc, *Cc;
 };
 
 // Loads one block's constants, pad lanes 0: A log2(e) (and A itself when `At` is given)
@@ -336,6 +338,31 @@ SS_INLINE void GatherRow(const T* __restrict src, int cb, float* __restrict dst)
   } else {
     for (int c = 0; c < kLanes; ++c) dst[c] = c < cb ? ToF32(src[c]) : 0.0f;
   }
+}
+
+// The first `count` values at p (any count; none for count <= 0) as one float32 vector, zero
+// past `count`.
+template <typename T>
+SS_INLINE V8 LoadLanes(const T* __restrict p, int count) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (count >= kV) return LoadV(p);
+  }
+  V8 v = V8{};
+  if (count >= kV) {
+    for (int c = 0; c < kV; ++c) v[c] = ToF32(p[c]);
+  } else {
+    for (int c = 0; c < count; ++c) v[c] = ToF32(p[c]);
+  }
+  return v;
+}
+
+// Stores the first min(count, kV) lanes of v to p.
+template <typename T>
+SS_INLINE void StoreLanes(V8 v, T* __restrict p, int count) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (count >= kV) return StoreV(v, p);
+  }
+  for (int c = 0; c < std::min(count, kV); ++c) Store(v[c], p + c);
 }
 
 // Gathers rows [t0, t0 + S) of a (batch, channel block) into [S][kLanes] f32 scratch: u,
@@ -427,46 +454,53 @@ SS_INLINE void SaveState(const float* h, int64_t N, int cb, float* dst) {
   }
 }
 
-// S forward steps of one channel block: advances the state h[n][lane] and writes y (pre-gate,
-// with D skip) into `ypre`. dt, u, ypre: [S][kLanes]; Bc, Cc: [S][N]; At2: A log2(e) as
-// [N][kLanes]. Each kV-lane vector of the block runs its own pass over n, so its delta',
-// delta' u, two accumulators (halving the chain of the sum over n) and the exp constants all
-// stay in registers. kClamp = false when |delta' A log2(e)| <= 125 is known for the segment.
-// kSave (the backward pass's recomputation): every state h_i also goes to hs[i + 1] and every
-// exp(delta_i A) to as[i], both [S][N][kLanes].
+// One kV-lane vector's step of the recurrence over the N states: h[n] = exp(delta' A[n]) h[n] +
+// delta' u B[n]; returns D u + sum_n C[n] h[n] (y before the gate). At2 (A log2(e)) and h are
+// [N][kLanes] arrays offset to the vector's lanes; delta', delta' u, two accumulators (halving
+// the chain of the sum over n) and the exp constants stay in registers. kClamp = false when
+// |delta' A log2(e)| <= 125 is known. kSave (the backward pass's recomputation): every
+// exp(delta' A[n]) also goes to as[n] and every new h[n] to hs[n] (same layout as h).
 template <bool kClamp, bool kSave = false>
-SS_INLINE void FwdRecurrence(int64_t S, int64_t N, const float* __restrict dt_in,
-                             const float* __restrict u_in, const float* __restrict Bc,
-                             const float* __restrict Cc, const float* __restrict At2,
-                             const float* __restrict Dskip, float* __restrict h,
-                             float* __restrict ypre, float* __restrict hs = nullptr,
-                             float* __restrict as = nullptr) {
+SS_INLINE V8 StateStep(int64_t N, V8 dt, V8 u, V8 Dk, const float* __restrict Bi, const float* __restrict Ci,
+                       const float* __restrict At2, float* __restrict h, float* __restrict as = nullptr,
+                       float* __restrict hs = nullptr) {
+  const V8 dbu = dt * u;
+  V8 acc0 = Dk * u, acc1 = V8{};
+  auto step = [&](int64_t n, V8& acc) SS_INLINE_LAMBDA {
+    const int64_t o = n * kLanes;
+    const V8 t = dt * LoadV(At2 + o);
+    const V8 a = kClamp ? Exp2(t) : Exp2Unclamped(t);
+    const V8 hv = a * LoadV(h + o) + dbu * Bi[n];
+    StoreV(hv, h + o);
+    acc += Ci[n] * hv;
+    if (kSave) {
+      StoreV(a, as + o);
+      StoreV(hv, hs + o);
+    }
+  };
+  int64_t n = 0;
+  for (; n + 1 < N; n += 2) {
+    step(n, acc0);
+    step(n + 1, acc1);
+  }
+  if (n < N) step(n, acc0);
+  return acc0 + acc1;
+}
+
+// S steps of one channel block from [S][kLanes] scratch (the backward pass's recomputation):
+// advances h[n][lane], writes y before the gate into `ypre`, every state h_i to hs[i + 1] and
+// every exp(delta_i A) to as[i] ([S][N][kLanes]).
+template <bool kClamp>
+SS_INLINE void RecomputeSteps(int64_t S, int64_t N, const float* __restrict dt, const float* __restrict u,
+                              const float* __restrict Bc, const float* __restrict Cc,
+                              const float* __restrict At2, const float* __restrict Dk, float* __restrict h,
+                              float* __restrict ypre, float* __restrict hs, float* __restrict as) {
   for (int64_t i = 0; i < S; ++i) {
-    const float* Bi = Bc + i * N;
-    const float* Ci = Cc + i * N;
     for (int v = 0; v < kLanes; v += kV) {
-      const V8 dt = LoadV(dt_in + i * kLanes + v), u = LoadV(u_in + i * kLanes + v);
-      const V8 dbu = dt * u;
-      V8 acc0 = LoadV(Dskip + v) * u, acc1 = V8{};
-      auto step = [&](int64_t n, V8& acc) SS_INLINE_LAMBDA {
-        float* hp = h + n * kLanes + v;
-        const V8 t = dt * LoadV(At2 + n * kLanes + v);
-        const V8 a = kClamp ? Exp2(t) : Exp2Unclamped(t);
-        const V8 hv = a * LoadV(hp) + dbu * Bi[n];
-        StoreV(hv, hp);
-        acc += Ci[n] * hv;
-        if (kSave) {
-          StoreV(a, as + (i * N + n) * kLanes + v);
-          StoreV(hv, hs + ((i + 1) * N + n) * kLanes + v);
-        }
-      };
-      int64_t n = 0;
-      for (; n + 1 < N; n += 2) {
-        step(n, acc0);
-        step(n + 1, acc1);
-      }
-      if (n < N) step(n, acc0);
-      StoreV(acc0 + acc1, ypre + i * kLanes + v);
+      const int64_t k = i * kLanes + v;
+      StoreV(StateStep<kClamp, true>(N, LoadV(dt + k), LoadV(u + k), LoadV(Dk + v), Bc + i * N, Cc + i * N,
+                                     At2 + v, h + v, as + i * N * kLanes + v, hs + (i + 1) * N * kLanes + v),
+             ypre + k);
     }
   }
 }
@@ -529,10 +563,11 @@ SS_INLINE void BackwardStep(int64_t N, const float* __restrict Bt, const float* 
 // Per-task compute.
 
 // Forward for one (batch, range of `tile` channel blocks): y, last state, chunk-boundary
-// states. Time is the outer loop (segments of kSegment steps) and the range's blocks the
-// inner one, with every block's state kept in scratch: a segment's rows of u, delta, z and
-// y are then visited by consecutive blocks while their pages are still in the TLB (one
-// block at a time over the whole sequence would visit each page once per block).
+// states. Time is the outer loop and the range's blocks the inner one, so each step reads one
+// contiguous row of u, delta and z and writes one of y (tile * kLanes channels, a fixed stride
+// apart from step to step: a pattern the hardware prefetcher follows), with every block's
+// state and constants in scratch. Per segment of kSegment steps, delta' (bias, softplus) is
+// computed first, which tells whether the segment's exps need the range clamp.
 template <typename T>
 SS_INLINE void FwdTaskBody(const FwdArgs<T>& a, int64_t task, int64_t tile, FwdScratch& s) {
   const ScanDims& d = a.d;
@@ -552,40 +587,52 @@ SS_INLINE void FwdTaskBody(const FwdArgs<T>& a, int64_t task, int64_t tile, FwdS
     for (int64_t j = 0; j < nb; ++j) SaveState(s.h + j * N * kLanes, N, lanes(j), dst + first(j) * N);
   };
   const T* z = d.has_z ? a.z : nullptr;
+  const int64_t width = std::min(nb * kLanes, D - first(0));  // channels of the task's rows
   for (int64_t t0 = 0; t0 < L;) {
     if (t0 % d.chunk == 0) save(a.chunk_states + (b * d.nchunks + t0 / d.chunk) * D * N);
     const int64_t t1 = std::min({L, t0 + kSegment, (t0 / d.chunk + 1) * d.chunk});
     const int64_t S = t1 - t0;
     GatherBC(a, b, t0, S, s.Bc, s.Cc);
-    for (int64_t j = 0; j < nb; ++j) {
-      const int64_t d0 = first(j);
-      const int cb = lanes(j);
-      GatherRows<T>(a, nullptr, b, d0, cb, s.bias + j * kLanes, t0, S, s.u, s.dt, s.z, nullptr);
-      // Stage the next block's rows (or the next segment's) in L2 while this one computes.
-      const bool last = j + 1 == nb;
-      const int64_t pd0 = last ? first(0) : first(j + 1), pt0 = last ? t1 : t0;
-      const int64_t pS = last ? std::min({L, t1 + kSegment, (t1 / d.chunk + 1) * d.chunk}) - t1 : S;
-      PrefetchRows(a.u, d, b, pd0, kLanes, pt0, pS, false);
-      PrefetchRows(a.delta, d, b, pd0, kLanes, pt0, pS, false);
-      PrefetchRows(z, d, b, pd0, kLanes, pt0, pS, false);
-      PrefetchRows(a.y, d, b, pd0, kLanes, pt0, pS, true);
-      if (d.softplus) {
-        for (int64_t k = 0; k < S * kLanes; k += kV) StoreV(Softplus(LoadV(s.dt + k)), s.dt + k);
-      }
-      const bool clamp = !ExpInRange(s.dt, S * kLanes, s.Amax[j]);
-      const float* At2 = s.At2 + j * N * kLanes;
-      if (clamp) {
-        FwdRecurrence<true>(S, N, s.dt, s.u, s.Bc, s.Cc, At2, s.Dk + j * kLanes, s.h + j * N * kLanes, s.out);
-      } else {
-        FwdRecurrence<false>(S, N, s.dt, s.u, s.Bc, s.Cc, At2, s.Dk + j * kLanes, s.h + j * N * kLanes, s.out);
-      }
-      if (z != nullptr) {
-        for (int64_t k = 0; k < S * kLanes; k += kV) {
-          const V8 zk = LoadV(s.z + k);
-          StoreV(LoadV(s.out + k) * zk * Sigmoid(zk), s.out + k);
+    for (int64_t i = 0; i < S; ++i) {  // delta' of the segment: dt[block][step][lane]
+      if (t0 + i + kAhead < L) PrefetchRows(a.delta, d, b, first(0), width, t0 + i + kAhead, 1, false);
+      const T* row = a.delta + (b * L + t0 + i) * D;
+      for (int64_t j = 0; j < nb; ++j) {
+        for (int v = 0; v < kLanes; v += kV) {
+          const V8 x = LoadLanes(row + first(j) + v, lanes(j) - v) + LoadV(s.bias + j * kLanes + v);
+          StoreV(d.softplus ? Softplus(x) : x, s.dt + (j * kSegment + i) * kLanes + v);
         }
       }
-      Scatter<T>(s.out, a.y, d, b, d0, cb, t0, S);
+    }
+    uint32_t clamp = 0;  // bit j: block j's exps need the range clamp in this segment
+    for (int64_t j = 0; j < nb; ++j) {
+      if (!ExpInRange(s.dt + j * kSegment * kLanes, S * kLanes, s.Amax[j])) clamp |= 1u << j;
+    }
+    for (int64_t i = 0; i < S; ++i) {
+      if (t0 + i + kAhead < L) {
+        PrefetchRows(a.u, d, b, first(0), width, t0 + i + kAhead, 1, false);
+        PrefetchRows(z, d, b, first(0), width, t0 + i + kAhead, 1, false);
+        PrefetchRows(a.y, d, b, first(0), width, t0 + i + kAhead, 1, true);
+      }
+      const int64_t row = (b * L + t0 + i) * D;
+      const float *Bi = s.Bc + i * N, *Ci = s.Cc + i * N;
+      for (int64_t j = 0; j < nb; ++j) {
+        const int64_t c0 = row + first(j);
+        const float* dt = s.dt + (j * kSegment + i) * kLanes;
+        const float* At2 = s.At2 + j * N * kLanes;
+        float* h = s.h + j * N * kLanes;
+        for (int v = 0; v < kLanes; v += kV) {
+          const int count = lanes(j) - v;
+          const V8 dtv = LoadV(dt + v), uv = LoadLanes(a.u + c0 + v, count);
+          const V8 Dk = LoadV(s.Dk + j * kLanes + v);
+          V8 y = (clamp >> j) & 1u ? StateStep<true>(N, dtv, uv, Dk, Bi, Ci, At2 + v, h + v)
+                                   : StateStep<false>(N, dtv, uv, Dk, Bi, Ci, At2 + v, h + v);
+          if (z != nullptr) {
+            const V8 zv = LoadLanes(z + c0 + v, count);
+            y = y * zv * Sigmoid(zv);
+          }
+          StoreLanes(y, a.y + c0 + v, count);
+        }
+      }
     }
     t0 = t1;
   }
@@ -635,9 +682,9 @@ SS_INLINE void BwdBlock(const BwdArgs<T>& a, int64_t b, int64_t d0, int64_t next
     LoadState(a.chunk_states + ((b * d.nchunks + k) * D + d0) * N, N, cb, s.hs);
     std::copy(s.hs, s.hs + N * kLanes, s.hrun);
     if (ExpInRange(s.dt, S * kLanes, amax)) {
-      FwdRecurrence<false, true>(S, N, s.dt, s.u, s.Bc, s.Cc, s.At2, s.Dk, s.hrun, s.ypre, s.hs, s.as);
+      RecomputeSteps<false>(S, N, s.dt, s.u, s.Bc, s.Cc, s.At2, s.Dk, s.hrun, s.ypre, s.hs, s.as);
     } else {
-      FwdRecurrence<true, true>(S, N, s.dt, s.u, s.Bc, s.Cc, s.At2, s.Dk, s.hrun, s.ypre, s.hs, s.as);
+      RecomputeSteps<true>(S, N, s.dt, s.u, s.Bc, s.Cc, s.At2, s.Dk, s.hrun, s.ypre, s.hs, s.as);
     }
     // Gate and D-skip terms of the whole chunk; s.out becomes dL/dy (pre-gate).
     if (d.has_z) {
@@ -767,11 +814,11 @@ void ParallelFor(ffi::ThreadPool& pool, int64_t tasks, int workers,
 // Typed implementations.
 
 // Channel blocks per task (forward and backward): as many as leave every worker about
-// kTasksPerWorker tasks (dynamic scheduling evens out a loaded machine).
-int64_t Tile(const ScanDims& d, int workers) {
+// kTasksPerWorker tasks (dynamic scheduling evens out a loaded machine), at most max_blocks.
+int64_t Tile(const ScanDims& d, int workers, int64_t max_blocks) {
   constexpr int64_t kTasksPerWorker = 4;
   const int64_t nblocks = (d.channels + kLanes - 1) / kLanes;
-  return std::clamp<int64_t>(d.batch * nblocks / (kTasksPerWorker * workers), 1, nblocks);
+  return std::clamp<int64_t>(d.batch * nblocks / (kTasksPerWorker * workers), 1, std::min(nblocks, max_blocks));
 }
 
 template <typename T>
@@ -779,7 +826,7 @@ ffi::Error FwdImpl(ffi::ThreadPool& pool, const FwdArgs<T>& a) {
   const ScanDims& d = a.d;
   const int64_t nblocks = (d.channels + kLanes - 1) / kLanes;
   if (d.batch * nblocks == 0) return ffi::Error::Success();
-  const int64_t tile = Tile(d, NumWorkers(pool, d.batch * nblocks));
+  const int64_t tile = Tile(d, NumWorkers(pool, d.batch * nblocks), kMaxFwdTile);
   const int64_t tasks = d.batch * ((nblocks + tile - 1) / tile);
   const int workers = NumWorkers(pool, tasks);
   std::vector<FwdScratch> scratch;
@@ -812,7 +859,7 @@ ffi::Error BwdImpl(ffi::ThreadPool& pool, const BwdArgs<T>& a, const BwdPartials
     if (d.has_z) std::fill(a.dz, a.dz + B * L * D, T(0));
     return ffi::Error::Success();
   }
-  const int64_t tile = Tile(d, NumWorkers(pool, B * nblocks));
+  const int64_t tile = Tile(d, NumWorkers(pool, B * nblocks), nblocks);
   const int64_t tasks = B * ((nblocks + tile - 1) / tile);
   const int workers = NumWorkers(pool, tasks);
   const int64_t steps = std::min(d.chunk, L);
