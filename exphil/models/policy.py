@@ -35,14 +35,24 @@ class Policy(nnx.Module):
 
     def __call__(self, numeric: jax.Array, categorical: jax.Array, targets: Any = None) -> HeadOutputs:
         """Logits ``[B, T, ...]``; ``targets`` (``[B, T]`` fields) teacher-force an autoregressive head."""
-        return self.head(self.dropout(self.backbone(self.embedding(numeric, categorical))), targets)
+        x, pre = self._backbone_input(numeric, categorical)
+        return self.head(self.dropout(self.backbone(x, *pre)), targets)
+
+    def _backbone_input(self, numeric: jax.Array, categorical: jax.Array) -> tuple[jax.Array, tuple]:
+        """(backbone input, extra backbone arguments). A backbone that absorbs a linear map gets the
+        embedding's features and its projection, folded into its input map (the same function with
+        fewer FLOPs per frame: ~a third of a GRU's input side); any other gets the embedding."""
+        if getattr(self.backbone, "absorbs_input_linear", False):
+            return self.embedding.features(numeric, categorical), (self.embedding.proj,)
+        return self.embedding(numeric, categorical), ()
 
     def init_carry(self, batch_size: int) -> Carry:
         """Backbone state before the first frame."""
         return self.backbone.init_carry(batch_size)
 
     def _hidden_step(self, carry: Carry, numeric_t: jax.Array, categorical_t: jax.Array):
-        carry, h = self.backbone.step(carry, self.embedding(numeric_t, categorical_t))
+        x_t, pre = self._backbone_input(numeric_t, categorical_t)
+        carry, h = self.backbone.step(carry, x_t, *pre)
         return carry, self.dropout(h)
 
     def step(self, carry: Carry, numeric_t: jax.Array, categorical_t: jax.Array) -> tuple[Carry, HeadOutputs]:

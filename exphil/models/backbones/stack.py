@@ -62,22 +62,34 @@ class Stack(nnx.Module):
         self.layers = nnx.List(layers)
         self.dropout = nnx.Dropout(dropout, rngs=rngs)
         self.norm = nnx.LayerNorm(hidden, rngs=rngs) if final_norm else None
+        # Whether ``pre`` can be given: the first layer folds a linear map into its input projection.
+        self.absorbs_input_linear = bool(getattr(self.layers[0], "absorbs_input_linear", False))
 
     def _finish(self, y: jax.Array) -> jax.Array:
         return y if self.norm is None else self.norm(y)
 
-    def __call__(self, x: jax.Array) -> jax.Array:
-        for i, layer in enumerate(self.layers):
-            x = layer(x if i == 0 else self.dropout(x))
+    def _pre_args(self, pre: nnx.Linear | None) -> tuple:
+        """Extra arguments of the first layer: ``(pre,)`` when a linear map is folded into it."""
+        if pre is None:
+            return ()
+        if not self.absorbs_input_linear:
+            raise ValueError(f"{type(self.layers[0]).__name__} cannot absorb an input linear map")
+        return (pre,)
+
+    def __call__(self, x: jax.Array, pre: nnx.Linear | None = None) -> jax.Array:
+        """``[B, T, F] -> [B, T, H]``; with ``pre`` (needs ``absorbs_input_linear``) the input is pre(x)."""
+        x = self.layers[0](x, *self._pre_args(pre))
+        for layer in self.layers[1:]:
+            x = layer(self.dropout(x))
         return self._finish(x)
 
     def init_carry(self, batch_size: int) -> Carry:
         return tuple(layer.init_carry(batch_size) for layer in self.layers)
 
-    def step(self, carry: Carry, x_t: jax.Array) -> tuple[Carry, jax.Array]:
+    def step(self, carry: Carry, x_t: jax.Array, pre: nnx.Linear | None = None) -> tuple[Carry, jax.Array]:
         new = []
         for i, (layer, c) in enumerate(zip(self.layers, carry, strict=True)):
-            c, x_t = layer.step(c, x_t if i == 0 else self.dropout(x_t))
+            c, x_t = layer.step(c, x_t, *self._pre_args(pre)) if i == 0 else layer.step(c, self.dropout(x_t))
             new.append(c)
         return tuple(new), self._finish(x_t)
 

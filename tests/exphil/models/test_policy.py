@@ -69,6 +69,31 @@ def test_gradients_reach_every_parameter(arch, head):
     assert not dead, f"{arch}/{head}: no gradient reaches {dead}"
 
 
+def test_folded_embedding_projection_equals_projection_then_backbone():
+    """A recurrent backbone (two GRU layers here) folds the embedding's projection into its first
+    layer's input map: the logits and every parameter's gradient equal those of projecting first
+    (the composition it replaces)."""
+    numeric, categorical = random_inputs()
+    results = {}
+    for fold in (True, False):
+        policy = build_policy(tiny("gru", head="independent"), SPEC, rngs=nnx.Rngs(0))
+        assert policy.backbone.absorbs_input_linear
+        policy.backbone.absorbs_input_linear = fold  # False: embedding(...) then backbone(...)
+
+        def loss(p):
+            out = p(numeric, categorical)
+            return sum(jnp.sum(jnp.sin(x)) for x in out), out
+
+        (_, out), grads = nnx.jit(nnx.value_and_grad(loss, has_aux=True))(policy)
+        results[fold] = out, nnx.state(grads, nnx.Param)
+    (out_f, grads_f), (out_u, grads_u) = results[True], results[False]
+    for name, a, b in zip(COMPONENTS, out_f, out_u, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5, err_msg=name)
+    for (path, a), (_, b) in zip(jax.tree_util.tree_leaves_with_path(grads_f),
+                                 jax.tree_util.tree_leaves_with_path(grads_u), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5, err_msg=jax.tree_util.keystr(path))
+
+
 def test_count_params_matches_hand_count():
     cfg = tiny("mlp", num_layers=1)
     policy = build_policy(cfg, SPEC, rngs=nnx.Rngs(0))
