@@ -454,6 +454,13 @@ SS_INLINE void SaveState(const float* h, int64_t N, int cb, float* dst) {
   }
 }
 
+// f(std::true_type{}) when `clamp`, else f(std::false_type{}): one call site for the two
+// instantiations of a step templated on kClamp.
+template <typename F>
+SS_INLINE auto WithClamp(bool clamp, F&& f) {
+  return clamp ? f(std::true_type{}) : f(std::false_type{});
+}
+
 // One kV-lane vector's step of the recurrence over the N states: h[n] = exp(delta' A[n]) h[n] +
 // delta' u B[n]; returns D u + sum_n C[n] h[n] (y before the gate). At2 (A log2(e)) and h are
 // [N][kLanes] arrays offset to the vector's lanes; delta', delta' u, two accumulators (halving
@@ -624,8 +631,9 @@ SS_INLINE void FwdTaskBody(const FwdArgs<T>& a, int64_t task, int64_t tile, FwdS
           const int count = lanes(j) - v;
           const V8 dtv = LoadV(dt + v), uv = LoadLanes(a.u + c0 + v, count);
           const V8 Dk = LoadV(s.Dk + j * kLanes + v);
-          V8 y = (clamp >> j) & 1u ? StateStep<true>(N, dtv, uv, Dk, Bi, Ci, At2 + v, h + v)
-                                   : StateStep<false>(N, dtv, uv, Dk, Bi, Ci, At2 + v, h + v);
+          V8 y = WithClamp((clamp >> j) & 1u, [&](auto c) SS_INLINE_LAMBDA {
+            return StateStep<decltype(c)::value>(N, dtv, uv, Dk, Bi, Ci, At2 + v, h + v);
+          });
           if (z != nullptr) {
             const V8 zv = LoadLanes(z + c0 + v, count);
             y = y * zv * Sigmoid(zv);
@@ -681,11 +689,9 @@ SS_INLINE void BwdBlock(const BwdArgs<T>& a, int64_t b, int64_t d0, int64_t next
     // Recompute the chunk's states forward from its saved initial state (hs[0]).
     LoadState(a.chunk_states + ((b * d.nchunks + k) * D + d0) * N, N, cb, s.hs);
     std::copy(s.hs, s.hs + N * kLanes, s.hrun);
-    if (ExpInRange(s.dt, S * kLanes, amax)) {
-      RecomputeSteps<false>(S, N, s.dt, s.u, s.Bc, s.Cc, s.At2, s.Dk, s.hrun, s.ypre, s.hs, s.as);
-    } else {
-      RecomputeSteps<true>(S, N, s.dt, s.u, s.Bc, s.Cc, s.At2, s.Dk, s.hrun, s.ypre, s.hs, s.as);
-    }
+    WithClamp(!ExpInRange(s.dt, S * kLanes, amax), [&](auto c) SS_INLINE_LAMBDA {
+      RecomputeSteps<decltype(c)::value>(S, N, s.dt, s.u, s.Bc, s.Cc, s.At2, s.Dk, s.hrun, s.ypre, s.hs, s.as);
+    });
     // Gate and D-skip terms of the whole chunk; s.out becomes dL/dy (pre-gate).
     if (d.has_z) {
       for (int64_t k = 0; k < S * kLanes; k += kV) {
