@@ -13,6 +13,7 @@ from lostcities.poker import KuhnPoker, LeducPoker
 pyspiel = pytest.importorskip("pyspiel")
 from open_spiel.python import policy as os_policy  # noqa: E402
 from open_spiel.python.algorithms import cfr as os_cfr  # noqa: E402
+from open_spiel.python.algorithms import discounted_cfr as os_dcfr  # noqa: E402
 from open_spiel.python.algorithms import exploitability as os_exploitability  # noqa: E402
 
 GAMES = [(KuhnPoker(), "kuhn_poker"), (LeducPoker(), "leduc_poker")]
@@ -43,7 +44,8 @@ def test_nash_conv_matches_openspiel(game, name, tmp_path):
 
 
 @pytest.mark.parametrize(("game", "name"), GAMES)
-@pytest.mark.parametrize(("variant", "solver"), [("cfr", os_cfr.CFRSolver), ("cfr+", os_cfr.CFRPlusSolver)])
+@pytest.mark.parametrize(("variant", "solver"), [("cfr", os_cfr.CFRSolver), ("cfr+", os_cfr.CFRPlusSolver),
+                                                ("linear", os_dcfr.LCFRSolver)])
 def test_cfr_iterates_match_openspiel_solvers(game, name, variant, solver, tmp_path):
     """Same algorithm, same updates: the average policies agree to rounding after 10 iterations."""
     tree = build_tree(game)
