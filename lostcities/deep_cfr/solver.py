@@ -24,6 +24,7 @@ from lostcities.deep_cfr.fit import FitSpec, fit
 from lostcities.deep_cfr.networks import NetSpec
 from lostcities.deep_cfr.reservoir import Reservoir, reservoir_add, reservoir_init
 from lostcities.deep_cfr.traversal import TraversalSpec, external_sampling, outcome_sampling
+from runkit import config_tree
 
 __all__ = ["Solver", "SolverState", "make_solver"]
 
@@ -149,6 +150,9 @@ class Solver:
 
 def make_solver(cfg: DeepCFRConfig, game: Game) -> Solver:
     """The :class:`Solver` of a resolved config (see ``config.resolve``) on ``game``."""
+    unset = [k for k, v in config_tree.flatten(cfg).items() if v is None]
+    if unset:
+        raise ValueError(f"config fields {unset} are unset; pass the config through config.resolve first")
     adv_net = NetSpec(game.observation_size, game.num_actions, cfg.advantage.hidden, cfg.bf16)
     strat_net = NetSpec(game.observation_size, game.num_actions, cfg.strategy.hidden, cfg.bf16)
     average = cfg.opponent == "average"

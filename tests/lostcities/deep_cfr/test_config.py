@@ -38,3 +38,20 @@ def test_other_bad_combinations_are_rejected():
         DeepCFRConfig(exploration=0.0)
     with pytest.raises(ValueError, match="non-negative"):
         DeepCFRConfig(iterations=-1)
+
+
+def test_reinit_and_schedule_come_from_the_game_row_unless_given():
+    leduc, kuhn = resolve(DeepCFRConfig(game="leduc")), resolve(DeepCFRConfig(game="kuhn"))
+    assert (leduc.advantage.reinit, leduc.eval.policy) == (False, "sdcfr")
+    assert (kuhn.advantage.reinit, kuhn.advantage.schedule) == (True, "constant")
+    given = resolve(config_tree.override(DeepCFRConfig(game="leduc"),
+                                         {"advantage.reinit": True, "advantage.schedule": "cosine"}))
+    assert (given.advantage.reinit, given.advantage.schedule) == (True, "cosine")
+
+
+def test_unresolved_config_is_rejected_by_the_solver():
+    from lostcities.deep_cfr.games import make_game
+    from lostcities.deep_cfr.solver import make_solver
+
+    with pytest.raises(ValueError, match=r"resolve"):
+        make_solver(DeepCFRConfig(game="kuhn"), make_game("kuhn"))
