@@ -347,24 +347,6 @@ SS_INLINE void StoreLanes(V8 v, T* __restrict p, int count) {
   for (int c = 0; c < std::min(count, kV); ++c) Store(v[c], p + c);
 }
 
-// Gathers rows [t0, t0 + S) of a (batch, channel block) into [S][kLanes] f32 scratch: u,
-// delta + bias (before any softplus), and z (if the call has it) and dy (if given).
-template <typename T>
-SS_INLINE void GatherRows(const FwdArgs<T>& a, const T* dy, int64_t b, int64_t d0, int cb,
-                          const float* bias, int64_t t0, int64_t S, float* u, float* dt, float* z,
-                          float* dy_out) {
-  const ScanDims& d = a.d;
-  const T* zin = d.has_z ? a.z : nullptr;
-  for (int64_t i = 0; i < S; ++i) {
-    const int64_t row = (b * d.length + t0 + i) * d.channels + d0;
-    GatherRow(a.u + row, cb, u + i * kLanes);
-    GatherRow(a.delta + row, cb, dt + i * kLanes);
-    for (int c = 0; c < kLanes; ++c) dt[i * kLanes + c] += bias[c];
-    if (zin != nullptr) GatherRow(zin + row, cb, z + i * kLanes);
-    if (dy != nullptr) GatherRow(dy + row, cb, dy_out + i * kLanes);
-  }
-}
-
 // Converts rows [t0, t0 + S) of B and C of batch b to f32 [S][N] scratch.
 template <typename T>
 SS_INLINE void GatherBC(const FwdArgs<T>& a, int64_t b, int64_t t0, int64_t S, float* Bc, float* Cc) {
@@ -380,8 +362,16 @@ SS_INLINE void GatherBC(const FwdArgs<T>& a, int64_t b, int64_t t0, int64_t S, f
 template <typename T>
 SS_INLINE void Gather(const FwdArgs<T>& a, const T* dy, int64_t b, int64_t d0, int cb, int64_t t0,
                       int64_t S, Scratch& s) {
-  GatherRows(a, dy, b, d0, cb, s.bias, t0, S, s.u, s.dt, s.z, s.out);
-  if (a.d.softplus) {
+  const ScanDims& d = a.d;
+  for (int64_t i = 0; i < S; ++i) {
+    const int64_t row = (b * d.length + t0 + i) * d.channels + d0;
+    GatherRow(a.u + row, cb, s.u + i * kLanes);
+    GatherRow(a.delta + row, cb, s.dt + i * kLanes);
+    for (int c = 0; c < kLanes; ++c) s.dt[i * kLanes + c] += s.bias[c];
+    if (d.has_z) GatherRow(a.z + row, cb, s.z + i * kLanes);
+    GatherRow(dy + row, cb, s.out + i * kLanes);
+  }
+  if (d.softplus) {
     for (int64_t k = 0; k < S * kLanes; k += kV) {
       V8 grad;
       StoreV(Softplus(LoadV(s.dt + k), &grad), s.dt + k);
@@ -592,6 +582,7 @@ SS_INLINE void FwdTaskBody(const FwdArgs<T>& a, int64_t task, int64_t tile, FwdS
         }
       }
     }
+    static_assert(kMaxFwdTile <= 32, "one bit of `clamp` per block");
     uint32_t clamp = 0;  // bit j: block j's exps need the range clamp in this segment
     for (int64_t j = 0; j < nb; ++j) {
       if (!ExpInRange(s.dt + j * kSegment * kLanes, S * kLanes, s.Amax[j])) clamp |= 1u << j;
