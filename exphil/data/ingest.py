@@ -23,6 +23,7 @@ from exphil.data.stored_inputs import (
     INPUTS_KEY,
     INPUTS_ZSTD_LEVEL,
     encode_column,
+    has_stored_inputs,
     inputs_column,
     player_block,
 )
@@ -42,12 +43,12 @@ def _md5(path: Path) -> str:
     return h.hexdigest()
 
 
-def _stored_facts(dest: Path, version: str) -> dict[str, Any] | None:
-    """The manifest facts of an existing table whose stored inputs have ``version``, else None."""
+def _stored_facts(dest: Path, spec: EmbeddingSpec) -> dict[str, Any] | None:
+    """The manifest facts of an existing table whose stored inputs were made with ``spec``, else None."""
     if not dest.exists():
         return None
     metadata = pq.read_schema(dest).metadata or {}
-    if metadata.get(INPUTS_KEY) != version.encode():
+    if not has_stored_inputs(metadata, spec):
         return None  # made by older code: rewritten
     return json.loads(metadata[META_KEY])
 
@@ -83,7 +84,7 @@ def ingest_file(path: str | Path, out: str | Path) -> dict[str, Any]:
         row["hash"] = digest
         rel = f"{TABLES_DIR}/{digest[:2]}/{digest}.parquet"
         dest = out / rel
-        meta = _stored_facts(dest, spec.version) or _write(parse_replay(path), dest, spec)
+        meta = _stored_facts(dest, spec) or _write(parse_replay(path), dest, spec)
         row.update(meta["info"])
         row.update(status="ok", reason="", table=rel, counts=json.dumps(meta["counts"]), inputs=spec.version)
     except SkippedReplay as err:

@@ -17,14 +17,9 @@ from exphil.data.arrow_numpy import filled
 from exphil.data.features import ReplayFeatures, feature_columns, replay_features
 from exphil.data.spec import BUTTONS, PLAYER_PREFIXES, EmbeddingSpec, column
 from exphil.data.storage import file_metadata, open_table
-from exphil.data.stored_inputs import INPUTS_KEY, decode_inputs, inputs_column, records
+from exphil.data.stored_inputs import decode_inputs, has_stored_inputs, inputs_column, records
 
-__all__ = ["has_stored_inputs", "load_button_targets", "load_features"]
-
-
-def has_stored_inputs(metadata: dict[bytes, bytes], spec: EmbeddingSpec) -> bool:
-    """Whether a table with this key-value metadata stores inputs made with ``spec``'s version."""
-    return metadata.get(INPUTS_KEY) == spec.version.encode()
+__all__ = ["load_button_targets", "load_features"]
 
 
 def load_features(path: str | Path, pov: int, spec: EmbeddingSpec, *, pad: int = 0) -> ReplayFeatures:

@@ -45,6 +45,7 @@ __all__ = [
     "PlayerInputs",
     "decode_inputs",
     "encode_column",
+    "has_stored_inputs",
     "inputs_column",
     "player_block",
     "records",
@@ -53,6 +54,11 @@ __all__ = [
 
 INPUTS_KEY = b"exphil.inputs"
 """Key-value metadata key of a stored table: the ``EmbeddingSpec.version`` of its inputs columns."""
+
+def has_stored_inputs(metadata: dict[bytes, bytes], spec: EmbeddingSpec) -> bool:
+    """Whether a table with this key-value metadata stores inputs made with ``spec``'s version."""
+    return metadata.get(INPUTS_KEY) == spec.version.encode()
+
 
 INPUTS_ZSTD_LEVEL = -3
 """zstd level of the stored inputs columns: a fast level, whose columns decompress ~40% faster

@@ -26,6 +26,7 @@ from exphil.data.stored_inputs import (
     INPUTS_KEY,
     decode_inputs,
     encode_column,
+    has_stored_inputs,
     inputs_column,
     player_block,
     records,
@@ -58,7 +59,7 @@ def test_loaded_inputs_bit_identical_to_converting_the_replay(small_dataset):
     for row in rows:
         path = small_dataset / row["table"]
         assert row["inputs"] == SPEC.version
-        assert loading.has_stored_inputs(pq.read_schema(path).metadata, SPEC)
+        assert has_stored_inputs(pq.read_schema(path).metadata, SPEC)
         table = parse_replay(row["path"]).table
         for pov in (0, 1):
             for pad in (0, 61):
