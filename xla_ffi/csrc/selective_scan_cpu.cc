@@ -650,15 +650,12 @@ SS_INLINE void BwdBlock(const BwdArgs<T>& a, int64_t b, int64_t d0, int64_t next
   for (int64_t k = (L + d.chunk - 1) / d.chunk - 1; k >= 0; --k) {
     const int64_t t0 = k * d.chunk, S = std::min(L, t0 + d.chunk) - t0;
     Gather<T>(a.f, a.dy, b, d0, cb, t0, S, s);
-    if (k > 0) {  // the previous chunk is next
-      PrefetchBwdInputs(a, b, d0, t0 - d.chunk, d.chunk);
-    } else if (next_d0 >= 0) {  // then the next block's last chunk
-      const int64_t tl = (L - 1) / d.chunk * d.chunk;
-      PrefetchBwdInputs(a, b, next_d0, tl, L - tl);
-    }
-    PrefetchRows(a.du, d, b, d0, cb, t0, S, true);
-    PrefetchRows(a.ddelta, d, b, d0, cb, t0, S, true);
-    PrefetchRows(d.has_z ? a.dz : nullptr, d, b, d0, cb, t0, S, true);
+    // The rows needed next: the previous chunk's, or after the first chunk the next block's
+    // last chunk (none after the task's last block). They are prefetched a few per reverse
+    // step below, so the prefetches never queue up at once.
+    const int64_t next_t0 = k > 0 ? t0 - d.chunk : (L - 1) / d.chunk * d.chunk;
+    const int64_t next_rows = k > 0 ? d.chunk : (next_d0 >= 0 ? L - next_t0 : 0);
+    const int64_t prefetch_d0 = k > 0 ? d0 : next_d0;
     // Recompute the chunk's states forward from its saved initial state (hs[0]).
     LoadState(a.chunk_states + ((b * d.nchunks + k) * D + d0) * N, N, cb, s.hs);
     std::copy(s.hs, s.hs + N * kLanes, s.hrun);
@@ -676,7 +673,13 @@ SS_INLINE void BwdBlock(const BwdArgs<T>& a, int64_t b, int64_t d0, int64_t next
     for (int64_t i = 0; i < S; ++i) {
       for (int c = 0; c < kLanes; ++c) s.dD[c] += s.out[i * kLanes + c] * s.u[i * kLanes + c];
     }
-    for (int64_t i = S - 1; i >= 0; --i) {
+    for (int64_t i = S - 1, prefetched = 0; i >= 0; --i) {
+      const int64_t upto = (S - i) * next_rows / S;
+      if (upto > prefetched) PrefetchBwdInputs(a, b, prefetch_d0, next_t0 + prefetched, upto - prefetched);
+      prefetched = upto;
+      PrefetchRows(a.du, d, b, d0, cb, t0 + i, 1, true);  // this step's rows of the outputs
+      PrefetchRows(a.ddelta, d, b, d0, cb, t0 + i, 1, true);
+      PrefetchRows(d.has_z ? a.dz : nullptr, d, b, d0, cb, t0 + i, 1, true);
       BackwardStep(N, s.Bc + i * N, s.Cc + i * N, s.hs + i * N * kLanes, s.as + i * N * kLanes, s.At,
                    s.u + i * kLanes, s.dt + i * kLanes, s.out + i * kLanes, s.dsp + i * kLanes, s.Dk, dh,
                    s.dA, s.dbias, s.pB, s.pC, p.dB + (b * L + t0 + i) * N, p.dC + (b * L + t0 + i) * N,
