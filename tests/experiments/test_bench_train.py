@@ -1,0 +1,47 @@
+"""experiments.bench_train: scan impls timed in alternating rounds, and a run end to end on the fixture."""
+
+from __future__ import annotations
+
+import pytest
+
+from experiments import bench_train
+from experiments.train_exphil import PRESETS
+from exphil.data.paths import default_replay_dir
+from exphil.train import TrainConfig
+from runkit.config_tree import override
+
+FIXTURE = "exphil_fox_multishine_closed.slp"
+
+
+def test_impl_rounds_alternate_and_each_impls_fastest_round_counts(monkeypatch):
+    calls, seconds = [], {"ffi": iter([2.0, 1.0]), "scan": iter([4.0, 5.0])}
+
+    class FakeTimer:  # 100 target frames per run, in the seconds listed above
+        def __init__(self, impl: str, cfg: bench_train.BenchConfig):
+            self.impl = impl
+
+        def run(self, steps: int) -> tuple[float, float, float]:
+            calls.append((self.impl, steps))
+            return 100.0, next(seconds[self.impl]), 0.0
+
+    monkeypatch.setattr(bench_train, "Trainer", lambda cfg: cfg.policy.scan_impl)
+    monkeypatch.setattr(bench_train, "_StepTimer", FakeTimer)
+    cfg = bench_train.BenchConfig(train=TrainConfig(), timed_steps=8, impl_rounds=2,
+                                  scan_impls=("ffi", "scan"))
+    assert bench_train._impl_throughput(cfg.train, cfg) == {"ffi": 100.0, "scan": 25.0}
+    assert calls == [("ffi", 4), ("scan", 4), ("ffi", 4), ("scan", 4)]
+
+
+@pytest.mark.slow
+def test_mamba_run_reports_every_impl_and_their_ratio(tmp_path):
+    slp = default_replay_dir() / FIXTURE
+    if not slp.is_file():
+        pytest.skip(f"{FIXTURE} not found in {slp.parent} (set EXPHIL_REPLAY_DIR)")
+    train = override(TrainConfig(replays=str(slp)), {**PRESETS["smoke"], "policy.arch": "mamba"})
+    cfg = bench_train.BenchConfig(train=train, work_dir=str(tmp_path), warmup_steps=1, timed_steps=4,
+                                  impl_rounds=2, epoch_replays="", bare_gru=False, scan_impls=("ffi", "scan"))
+    result = bench_train.main(cfg)
+    by_impl = result["scan_impl_frames_per_s"]
+    assert set(by_impl) == {"ffi", "scan"} and min(by_impl.values()) > 0
+    assert result["ffi_speedup_vs_scan"] == by_impl["ffi"] / by_impl["scan"]
+    assert result["frames_per_s"] > 0 and set(result["mamba_layer_cpu_ms"]) == {"ffi", "scan"}
