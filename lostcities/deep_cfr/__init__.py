@@ -1,16 +1,19 @@
 """Deep CFR (and SD-CFR) with vmap-batched traversals, coded only against ``lostcities.api.Game``.
 
 Modules: ``regret`` (regret matching, masked softmax), ``reservoir`` (aligned, bounded buffers),
-``networks`` (flax.nnx MLPs used functionally), ``traversal`` (outcome and external sampling),
-``fit`` (weighted MSE training), ``solver`` (the iteration), ``policy`` (average net, SD-CFR,
-policy.json), ``config`` (the config tree and per-game defaults).
+``merge`` (rows sharing an input merged into one), ``networks`` (flax.nnx MLPs used
+functionally), ``traversal`` (outcome and external sampling), ``fit`` (weighted MSE training),
+``table`` (the buffer-tabular diagnostic), ``solver`` (the iteration), ``policy`` (average net,
+SD-CFR, policy.json), ``config`` (the config tree and per-game defaults).
 """
 
 from lostcities.deep_cfr.config import DeepCFRConfig, resolve
+from lostcities.deep_cfr.merge import merge_rows
 from lostcities.deep_cfr.networks import NetSpec
 from lostcities.deep_cfr.regret import masked_softmax, regret_matching
 from lostcities.deep_cfr.reservoir import Reservoir, reservoir_add, reservoir_init, reservoir_sample
 from lostcities.deep_cfr.solver import Solver, SolverState, make_solver
+from lostcities.deep_cfr.table import TableNet, fit_table
 from lostcities.deep_cfr.traversal import TraversalSpec, external_sampling, outcome_sampling
 
 __all__ = [
@@ -19,10 +22,13 @@ __all__ = [
     "Reservoir",
     "Solver",
     "SolverState",
+    "TableNet",
     "TraversalSpec",
     "external_sampling",
+    "fit_table",
     "make_solver",
     "masked_softmax",
+    "merge_rows",
     "outcome_sampling",
     "regret_matching",
     "reservoir_add",

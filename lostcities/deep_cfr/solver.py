@@ -21,8 +21,10 @@ from flax import struct
 from lostcities.api import Game
 from lostcities.deep_cfr.config import DeepCFRConfig
 from lostcities.deep_cfr.fit import FitSpec, fit
+from lostcities.deep_cfr.merge import merge_rows
 from lostcities.deep_cfr.networks import NetSpec
 from lostcities.deep_cfr.reservoir import Reservoir, reservoir_add, reservoir_init
+from lostcities.deep_cfr.table import TableNet, fit_table
 from lostcities.deep_cfr.traversal import TraversalSpec, external_sampling, outcome_sampling
 from runkit import config_tree
 
@@ -56,7 +58,7 @@ class Solver:
 
     cfg: DeepCFRConfig
     game: Game
-    adv_net: NetSpec
+    adv_net: NetSpec | TableNet  # a table only in the buffer-tabular diagnostic (advantage.table)
     strat_net: NetSpec
     traversal: TraversalSpec
     adv_fit: FitSpec
@@ -154,6 +156,8 @@ def make_solver(cfg: DeepCFRConfig, game: Game) -> Solver:
     if unset:
         raise ValueError(f"config fields {unset} are unset; pass the config through config.resolve first")
     adv_net = NetSpec(game.observation_size, game.num_actions, cfg.advantage.hidden, cfg.bf16)
+    if cfg.advantage.table:
+        adv_net = TableNet.for_game(game)
     strat_net = NetSpec(game.observation_size, game.num_actions, cfg.strategy.hidden, cfg.bf16)
     average = cfg.opponent == "average"
     trav = TraversalSpec(game, adv_net, cfg.fallback, cfg.exploration, cfg.width,
@@ -204,6 +208,8 @@ def _traverse_store(solver: Solver, state: SolverState, key: jax.Array, p: jax.A
     params = (_row(state.adv, p), _opponent_params(solver, state, p, k_opp), _row(state.adv, 1 - p))
     traverse = outcome_sampling if solver.cfg.sampling == "outcome" else external_sampling
     adv, strat, stats = traverse(solver.traversal, params, k_trav, p, t, n)
+    if solver.cfg.advantage.merge:
+        adv = merge_rows(adv)
     buf = _row(state.adv_buf, p)
     buf = reservoir_add(buf, {k: adv[k] for k in buf.data}, adv["valid"], k_adv)
     strat_buf = reservoir_add(state.strat_buf, {k: strat[k] for k in state.strat_buf.data},
@@ -214,6 +220,9 @@ def _traverse_store(solver: Solver, state: SolverState, key: jax.Array, p: jax.A
 @functools.partial(jax.jit, static_argnums=(0,), donate_argnums=(1,))
 def _fit_advantage(solver: Solver, state: SolverState, key: jax.Array, p: jax.Array):
     k_init, k_fit = jax.random.split(key)
+    if solver.cfg.advantage.table:
+        params, stats = fit_table(solver.adv_net, _row(state.adv_buf, p))
+        return state.replace(adv=_set_row(state.adv, p, params)), stats
     start = solver.adv_net.init(k_init) if solver.cfg.advantage.reinit else _row(state.adv, p)
     params, stats = fit(solver.adv_fit, start, _row(state.adv_buf, p), k_fit)
     return state.replace(adv=_set_row(state.adv, p, params)), stats

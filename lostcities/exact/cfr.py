@@ -5,7 +5,8 @@ accumulate, the average strategy weights iteration ``t`` by the player's own rea
 (Tammelin 2014): regrets floored at zero after each update and the average weighted by ``t``
 as well (linear averaging). Linear CFR (Brown & Sandholm 2019; Deep CFR's weighting): iteration
 ``t``'s regrets and its average-strategy contribution both weighted by ``t``, no floor. Regret
-matching falls back to uniform over legal actions when no regret is positive. Cost per
+matching falls back to uniform over legal actions when no regret is positive, or (``fallback=
+"argmax"``, Deep CFR's default) to the legal action of highest regret. Cost per
 iteration on Leduc (936 information sets, 9,300 edges): ~2-4 ms.
 """
 
@@ -20,15 +21,23 @@ import numpy as np
 from lostcities.exact.evaluate import action_values, backward_values, edge_policy, nash_conv
 from lostcities.exact.tree import GameTree
 
-__all__ = ["CFRResult", "regret_matching", "solve_cfr"]
+__all__ = ["CFRResult", "Fallback", "regret_matching", "solve_cfr"]
+
+Fallback = Literal["uniform", "argmax"]
 
 
-def regret_matching(regrets: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """Positive regrets normalised over legal actions; uniform over them if none is positive."""
+def regret_matching(regrets: np.ndarray, mask: np.ndarray, fallback: Fallback = "uniform") -> np.ndarray:
+    """Positive regrets normalised over legal actions; if none is positive, uniform over them or
+    (``"argmax"``) all mass on the legal action of highest regret (ties: the lowest index)."""
     pos = np.where(mask, np.maximum(regrets, 0.0), 0.0)
     total = pos.sum(axis=1, keepdims=True)
-    uniform = mask / mask.sum(axis=1, keepdims=True)
-    return np.where(total > 0, pos / np.where(total > 0, total, 1.0), uniform)
+    if fallback == "argmax":
+        backup = np.eye(mask.shape[1])[np.argmax(np.where(mask, regrets, -np.inf), axis=1)]
+    elif fallback == "uniform":
+        backup = mask / mask.sum(axis=1, keepdims=True)
+    else:
+        raise ValueError(f"unknown regret-matching fallback {fallback!r}; use uniform or argmax")
+    return np.where(total > 0, pos / np.where(total > 0, total, 1.0), backup)
 
 
 @dataclasses.dataclass
@@ -74,11 +83,13 @@ def solve_cfr(
     iterations: int,
     *,
     variant: Literal["cfr", "cfr+", "linear"] = "cfr",
+    fallback: Fallback = "uniform",
     eval_every: int = 0,
     progress: Callable[[int], None] | None = None,
 ) -> CFRResult:
-    """Run ``iterations`` of tabular CFR, CFR+ or linear CFR on ``tree``; NashConv of the average
-    every ``eval_every`` iterations (0: never); ``progress(t)`` is called after each iteration."""
+    """Run ``iterations`` of tabular CFR, CFR+ or linear CFR on ``tree`` (regret matching with
+    ``fallback``); NashConv of the average every ``eval_every`` iterations (0: never);
+    ``progress(t)`` is called after each iteration."""
     if variant not in ("cfr", "cfr+", "linear"):
         raise ValueError(f"unknown CFR variant {variant!r}; choose 'cfr', 'cfr+' or 'linear'")
     mask = tree.infoset_mask
@@ -89,7 +100,7 @@ def solve_cfr(
     for t in range(1, iterations + 1):
         for player in range(2):
             sets = owner == player
-            policy = regret_matching(regrets, mask)
+            policy = regret_matching(regrets, mask, fallback)
             inst, reach = _player_update(tree, policy, player)
             weight = 1.0 if variant == "cfr" else t
             strategy_sum[sets] += weight * reach[sets, None] * policy[sets]
@@ -100,7 +111,7 @@ def solve_cfr(
             curve.append((t, nash_conv(tree, _average(strategy_sum, mask)[tree.infoset])))
         if progress is not None:
             progress(t)
-    return CFRResult(_average(strategy_sum, mask), regret_matching(regrets, mask), curve)
+    return CFRResult(_average(strategy_sum, mask), regret_matching(regrets, mask, fallback), curve)
 
 
 def _average(strategy_sum: np.ndarray, mask: np.ndarray) -> np.ndarray:
