@@ -35,7 +35,9 @@ import functools
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -78,34 +80,45 @@ class BenchConfig:
 
 
 class _StepTimer:
-    """A trainer's jitted train steps on batches prepared beforehand (data loading excluded),
-    compiled and warmed up on construction, then timed in runs of any number of steps."""
+    """Calls of a jitted ``step(state, batch) -> (state, target frames)`` on batches prepared
+    beforehand (data loading excluded), warmed up on construction, then timed in runs of any
+    number of steps."""
 
-    def __init__(self, trainer: Trainer, cfg: BenchConfig):
-        data = trainer.windows("train")
-        self.batches = [shard_batch(batch_arrays(next(data)), trainer.mesh)
-                        for _ in range(min(cfg.timed_steps, 8))]
-        data.close()
-        self.trainer, self.next_batch = trainer, 0
-        self.run(cfg.warmup_steps)
+    def __init__(self, step: Callable, state: Any, batches: list, warmup_steps: int):
+        self.step, self.state, self.batches, self.next_batch = step, state, batches, 0
+        self.run(warmup_steps)
 
     def run(self, steps: int) -> tuple[float, float, float]:
-        """(target frames, wall seconds, CPU seconds) of ``steps`` train steps."""
-        state, frames = self.trainer.state, []
+        """(target frames, wall seconds, CPU seconds) of ``steps`` calls."""
+        frames = []
         start, cpu_start = time.perf_counter(), time.process_time()
         for _ in range(steps):
-            state, metrics = self.trainer.train_step(state, self.batches[self.next_batch % len(self.batches)])
-            frames.append(metrics["frames"])
+            self.state, step_frames = self.step(self.state, self.batches[self.next_batch % len(self.batches)])
+            frames.append(step_frames)
             self.next_batch += 1
-        jax.block_until_ready(state)
+        jax.block_until_ready(self.state)
         seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
-        self.trainer.state = state
         return float(sum(frames)), seconds, cpu_seconds
+
+
+def _trainer_timer(trainer: Trainer, cfg: BenchConfig) -> _StepTimer:
+    """A timer of ``trainer``'s train step on up to 8 of its training batches."""
+    data = trainer.windows("train")
+    batches = [shard_batch(batch_arrays(next(data)), trainer.mesh) for _ in range(min(cfg.timed_steps, 8))]
+    data.close()
+
+    def step(state, batch):
+        state, metrics = trainer.train_step(state, batch)
+        return state, metrics["frames"]
+
+    return _StepTimer(step, trainer.state, batches, cfg.warmup_steps)
 
 
 def _timed_throughput(trainer: Trainer, cfg: BenchConfig) -> dict:
     """Frames/s of ``cfg.timed_steps`` train steps after the warm-up."""
-    frames, seconds, cpu_seconds = _StepTimer(trainer, cfg).run(cfg.timed_steps)
+    timer = _trainer_timer(trainer, cfg)
+    frames, seconds, cpu_seconds = timer.run(cfg.timed_steps)
+    trainer.state = timer.state  # the step donates its input state
     return {"frames_per_s": frames / seconds, "steps_per_s": cfg.timed_steps / seconds,
             "frames_per_step": frames / cfg.timed_steps, "timed_steps": cfg.timed_steps,
             # CPU seconds of this process (all its threads): on a shared machine, frames per
@@ -120,25 +133,13 @@ def _impl_throughput(train_cfg: TrainConfig, cfg: BenchConfig) -> dict[str, floa
     def with_impl(impl: str) -> TrainConfig:
         return dataclasses.replace(train_cfg, policy=dataclasses.replace(train_cfg.policy, scan_impl=impl))
 
-    timers = {impl: _StepTimer(Trainer(with_impl(impl)), cfg) for impl in cfg.scan_impls}
+    timers = {impl: _trainer_timer(Trainer(with_impl(impl)), cfg) for impl in cfg.scan_impls}
     best = dict.fromkeys(timers, 0.0)
     for _ in range(cfg.impl_rounds):
         for impl, timer in timers.items():
             frames, seconds, _ = timer.run(max(1, cfg.timed_steps // cfg.impl_rounds))
             best[impl] = max(best[impl], frames / seconds)
     return best
-
-
-def _timed(step, state, batches: list, cfg: BenchConfig) -> tuple[object, float, float]:
-    """(final state, wall seconds, CPU seconds) of ``cfg.timed_steps`` calls after the warm-up."""
-    for i in range(cfg.warmup_steps):
-        state = step(state, batches[i % len(batches)])
-    jax.block_until_ready(state)
-    start, cpu_start = time.perf_counter(), time.process_time()
-    for i in range(cfg.timed_steps):
-        state = step(state, batches[i % len(batches)])
-    jax.block_until_ready(state)
-    return state, time.perf_counter() - start, time.process_time() - cpu_start
 
 
 class _BareGRU(nnx.Module):
@@ -173,8 +174,10 @@ def _bare_gru_throughput(train_cfg: TrainConfig, cfg: BenchConfig) -> dict:
         updates, opt = optimizer.update(grads, opt, p)
         return optax.apply_updates(p, updates), opt
 
-    _, seconds, cpu_seconds = _timed(step, (params, optimizer.init(params)), batches, cfg)
-    frames = cfg.timed_steps * w.batch_size * w.window
+    frames_per_step = w.batch_size * w.window
+    timer = _StepTimer(lambda state, batch: (step(state, batch), frames_per_step),
+                       (params, optimizer.init(params)), batches, cfg.warmup_steps)
+    frames, seconds, cpu_seconds = timer.run(cfg.timed_steps)
     return {"bare_gru_frames_per_s": frames / seconds, "bare_gru_frames_per_cpu_s": frames / cpu_seconds}
 
 

@@ -25,7 +25,7 @@ def test_impl_rounds_alternate_and_each_impls_fastest_round_counts(monkeypatch):
             return 100.0, next(seconds[self.impl]), 0.0
 
     monkeypatch.setattr(bench_train, "Trainer", lambda cfg: cfg.policy.scan_impl)
-    monkeypatch.setattr(bench_train, "_StepTimer", FakeTimer)
+    monkeypatch.setattr(bench_train, "_trainer_timer", FakeTimer)
     cfg = bench_train.BenchConfig(train=TrainConfig(), timed_steps=8, impl_rounds=2,
                                   scan_impls=("ffi", "scan"))
     assert bench_train._impl_throughput(cfg.train, cfg) == {"ffi": 100.0, "scan": 25.0}
