@@ -55,11 +55,6 @@ __all__ = [
 INPUTS_KEY = b"exphil.inputs"
 """Key-value metadata key of a stored table: the ``EmbeddingSpec.version`` of its inputs columns."""
 
-def has_stored_inputs(metadata: dict[bytes, bytes], spec: EmbeddingSpec) -> bool:
-    """Whether a table with this key-value metadata stores inputs made with ``spec``'s version."""
-    return metadata.get(INPUTS_KEY) == spec.version.encode()
-
-
 INPUTS_ZSTD_LEVEL = -3
 """zstd level of the stored inputs columns: a fast level, whose columns decompress ~40% faster
 than at zstd's default level 1 for ~10% more bytes (decompression is most of a fast load)."""
@@ -67,6 +62,11 @@ than at zstd's default level 1 for ~10% more bytes (decompression is most of a f
 _CATEGORY = 4  # a player's categorical IDs
 _CLASSES = 1 + len(STICKS) + 1  # stage, stick classes, shoulder class
 _FIXED_BYTES = 2 * _CATEGORY + len(BUTTONS) + _CLASSES + 2  # a row's bytes after its state
+
+
+def has_stored_inputs(metadata: dict[bytes, bytes], spec: EmbeddingSpec) -> bool:
+    """Whether a table with this key-value metadata stores inputs made with ``spec``'s version."""
+    return metadata.get(INPUTS_KEY) == spec.version.encode()
 
 
 @dataclasses.dataclass(frozen=True)
