@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import platform
 import statistics
 import sys
 import time
@@ -36,6 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 from tqdm import tqdm
 
+from experiments.env_report import environment
 from experiments.launcher import launch
 from xla_ffi.reference import random_inputs
 
@@ -148,18 +148,6 @@ def copy_bandwidth_gb_per_s(mib: int, cfg: BenchConfig) -> float:
     return 2 * x.nbytes / (median_ms * 1e-3) / 1e9
 
 
-def machine() -> dict[str, Any]:
-    devices = jax.devices()
-    return {
-        "host": platform.node(),
-        "processor": platform.processor() or platform.machine(),
-        "python": sys.version.split()[0],
-        "jax": jax.__version__,
-        "backend": jax.default_backend(),
-        "devices": [d.device_kind for d in devices],
-    }
-
-
 def add_ratios(results: list[dict[str, Any]]) -> None:
     """ratio_vs_ffi = median_ms / median_ms of ffi for the same shape, dtype and pass."""
     def key(r: dict[str, Any]) -> tuple:
@@ -239,7 +227,7 @@ def main(cfg: BenchConfig) -> dict[str, Any]:
     add_ratios(results)
     report: dict[str, Any] = {
         "results": results,
-        "machine": machine(),
+        "machine": environment(),
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "config": cfg,
     }

@@ -45,6 +45,7 @@ import numpy as np
 import optax
 from flax import nnx
 
+from experiments.env_report import environment
 from experiments.launcher import launch
 from experiments.train_exphil import PRESETS, expand_aliases, quiet_orbax
 from exphil.data.build import read_manifest
@@ -297,7 +298,7 @@ def main(cfg: BenchConfig) -> dict:
               "num_layers": train_cfg.policy.num_layers, "window": train_cfg.windows.window,
               "batch_size": train_cfg.windows.batch_size, "bf16": train_cfg.bf16,
               "params": trainer.num_params, "devices": len(jax.devices()),
-              "backend": jax.default_backend(), **_timed_throughput(trainer, cfg)}
+              "environment": environment(), **_timed_throughput(trainer, cfg)}
     print(f"{result['arch']}: {result['frames_per_s']:,.0f} frames/s ({result['params']:,} params)")
     if cfg.bare_gru:
         result.update(_bare_gru_throughput(train_cfg, cfg))
