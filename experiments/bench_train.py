@@ -5,7 +5,10 @@
         --epoch_replays= --json_out=mamba.json
 
 ``frames_per_s``: target frames (mask > 0) per second of jitted train steps (forward,
-backward, optimizer) on batches prepared beforehand, after compilation. Epoch scaling:
+backward, optimizer) on batches prepared beforehand, after compilation. Steps compared in one
+run (the policy and the bare GRU below; each scan impl) are timed in ``--rounds`` alternating
+rounds of ``timed_steps / rounds`` steps, each step's fastest round counting, so that their
+ratio is side by side even while other processes load the machine. Epoch scaling:
 one full training epoch (data loading included; windows of the config's length with
 stride equal to it, every player) on a dataset of about ``1/epoch_scale`` of the frames
 in ``epoch_replays`` and on all of them; ``time_per_frame_ratio`` (large
@@ -19,8 +22,7 @@ random inputs. The policy's step adds the embedding, the full controller head an
 losses, and the metrics; ``frames_per_s / bare_gru_frames_per_s`` is what they cost.
 
 ``scan_impl_frames_per_s`` (with ``--scan_impls``): the same step with each scan impl, timed in
-alternating rounds (``--impl_rounds``), each impl's fastest round counting, so that their
-ratio (``ffi_speedup_vs_scan``) is side by side even while other processes load the machine.
+alternating rounds as above; their ratio is ``ffi_speedup_vs_scan``.
 
 ``mamba_layer_cpu_ms`` (mamba/jamba with ``--scan_impls``): median CPU milliseconds of one
 Mamba mixer's forward and backward pass at the config's shapes, and of its selective scan
@@ -76,7 +78,7 @@ class BenchConfig:
     epoch_scale: int = 10
     epoch_repeats: int = 3  # epochs timed per size, interleaved; the fastest of each counts
     scan_impls: tuple[str, ...] = ()  # mamba/jamba: also measure each policy.scan_impl (e.g. ffi,scan)
-    impl_rounds: int = 4  # scan_impls: alternating timed rounds per impl; the fastest of each counts
+    rounds: int = 4  # timed rounds of each compared step, alternating; each one's fastest round counts
     bare_gru: bool = True  # also measure the bare GRU reference (bare_gru_frames_per_s)
 
 
@@ -115,32 +117,41 @@ def _trainer_timer(trainer: Trainer, cfg: BenchConfig) -> _StepTimer:
     return _StepTimer(step, trainer.state, batches, cfg.warmup_steps)
 
 
-def _timed_throughput(trainer: Trainer, cfg: BenchConfig) -> dict:
-    """Frames/s of ``cfg.timed_steps`` train steps after the warm-up."""
-    timer = _trainer_timer(trainer, cfg)
-    frames, seconds, cpu_seconds = timer.run(cfg.timed_steps)
-    trainer.state = timer.state  # the step donates its input state
-    return {"frames_per_s": frames / seconds, "steps_per_s": cfg.timed_steps / seconds,
-            "frames_per_step": frames / cfg.timed_steps, "timed_steps": cfg.timed_steps,
-            # CPU seconds of this process (all its threads): on a shared machine, frames per
-            # CPU-second times the cores it could use estimates the unshared throughput.
-            "frames_per_cpu_s": frames / cpu_seconds}
+def _fastest_rounds(timers: dict[str, _StepTimer], cfg: BenchConfig) -> dict[str, tuple[float, float]]:
+    """(frames/s, frames per CPU second) of each timer's fastest of ``cfg.rounds`` rounds of
+    ``cfg.timed_steps / cfg.rounds`` steps, the timers alternating round by round so that load
+    from other processes hits each alike."""
+    best = dict.fromkeys(timers, (0.0, 0.0))
+    for _ in range(cfg.rounds):
+        for name, timer in timers.items():
+            frames, seconds, cpu_seconds = timer.run(max(1, cfg.timed_steps // cfg.rounds))
+            best[name] = max(best[name], (frames / seconds, frames / cpu_seconds))
+    return best
+
+
+def _timed_throughput(trainer: Trainer, train_cfg: TrainConfig, cfg: BenchConfig) -> dict:
+    """Frames/s of the policy's train step and, with ``cfg.bare_gru``, of the bare GRU beside it."""
+    timers = {"policy": _trainer_timer(trainer, cfg)}
+    if cfg.bare_gru:
+        timers["bare_gru"] = _bare_gru_timer(train_cfg, cfg)
+    best = _fastest_rounds(timers, cfg)
+    trainer.state = timers["policy"].state  # the step donates its input state
+    out = {"frames_per_s": best["policy"][0], "timed_steps": cfg.timed_steps, "rounds": cfg.rounds,
+           # CPU seconds of this process (all its threads): on a shared machine, frames per
+           # CPU-second times the cores it could use estimates the unshared throughput.
+           "frames_per_cpu_s": best["policy"][1]}
+    if cfg.bare_gru:
+        out["bare_gru_frames_per_s"], out["bare_gru_frames_per_cpu_s"] = best["bare_gru"]
+    return out
 
 
 def _impl_throughput(train_cfg: TrainConfig, cfg: BenchConfig) -> dict[str, float]:
-    """Frames/s of the train step with each ``cfg.scan_impls`` scan, timed in alternating rounds of
-    ``cfg.timed_steps / cfg.impl_rounds`` steps (load from other processes hits every impl alike);
-    each impl's figure is its fastest round."""
+    """Frames/s of the train step with each ``cfg.scan_impls`` scan (``_fastest_rounds``)."""
     def with_impl(impl: str) -> TrainConfig:
         return dataclasses.replace(train_cfg, policy=dataclasses.replace(train_cfg.policy, scan_impl=impl))
 
     timers = {impl: _trainer_timer(Trainer(with_impl(impl)), cfg) for impl in cfg.scan_impls}
-    best = dict.fromkeys(timers, 0.0)
-    for _ in range(cfg.impl_rounds):
-        for impl, timer in timers.items():
-            frames, seconds, _ = timer.run(max(1, cfg.timed_steps // cfg.impl_rounds))
-            best[impl] = max(best[impl], frames / seconds)
-    return best
+    return {impl: rates[0] for impl, rates in _fastest_rounds(timers, cfg).items()}
 
 
 class _BareGRU(nnx.Module):
@@ -154,8 +165,9 @@ class _BareGRU(nnx.Module):
         return self.head(self.gru(x))
 
 
-def _bare_gru_throughput(train_cfg: TrainConfig, cfg: BenchConfig) -> dict:
-    """Frames/s of the bare GRU reference (see the module docstring) at the config's window and batch."""
+def _bare_gru_timer(train_cfg: TrainConfig, cfg: BenchConfig) -> _StepTimer:
+    """A timer of the bare GRU reference's train step (see the module docstring) at the config's
+    window and batch."""
     spec, w = EmbeddingSpec(), train_cfg.windows
     graph, params = nnx.split(_BareGRU(spec.numeric_dim, train_cfg.policy.hidden, spec.num_buttons,
                                        rngs=nnx.Rngs(train_cfg.seed)))
@@ -176,10 +188,8 @@ def _bare_gru_throughput(train_cfg: TrainConfig, cfg: BenchConfig) -> dict:
         return optax.apply_updates(p, updates), opt
 
     frames_per_step = w.batch_size * w.window
-    timer = _StepTimer(lambda state, batch: (step(state, batch), frames_per_step),
-                       (params, optimizer.init(params)), batches, cfg.warmup_steps)
-    frames, seconds, cpu_seconds = timer.run(cfg.timed_steps)
-    return {"bare_gru_frames_per_s": frames / seconds, "bare_gru_frames_per_cpu_s": frames / cpu_seconds}
+    return _StepTimer(lambda state, batch: (step(state, batch), frames_per_step),
+                      (params, optimizer.init(params)), batches, cfg.warmup_steps)
 
 
 def _median_cpu_ms(fn, *args, repeats: int = 7) -> float:
@@ -298,10 +308,9 @@ def main(cfg: BenchConfig) -> dict:
               "num_layers": train_cfg.policy.num_layers, "window": train_cfg.windows.window,
               "batch_size": train_cfg.windows.batch_size, "bf16": train_cfg.bf16,
               "params": trainer.num_params, "devices": len(jax.devices()),
-              "environment": environment(), **_timed_throughput(trainer, cfg)}
+              "environment": environment(), **_timed_throughput(trainer, train_cfg, cfg)}
     print(f"{result['arch']}: {result['frames_per_s']:,.0f} frames/s ({result['params']:,} params)")
     if cfg.bare_gru:
-        result.update(_bare_gru_throughput(train_cfg, cfg))
         print(f"  bare GRU-{train_cfg.policy.hidden} reference: "
               f"{result['bare_gru_frames_per_s']:,.0f} frames/s")
     result["checkpoint"] = _checkpoint_overhead(trainer, Path(cfg.work_dir))

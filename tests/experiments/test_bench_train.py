@@ -1,4 +1,4 @@
-"""experiments.bench_train: scan impls timed in alternating rounds, and a run end to end on the fixture."""
+"""experiments.bench_train: compared steps timed in alternating rounds; a run end to end on the fixture."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from runkit.config_tree import override
 FIXTURE = "exphil_fox_multishine_closed.slp"
 
 
-def test_impl_rounds_alternate_and_each_impls_fastest_round_counts(monkeypatch):
+def test_rounds_alternate_and_each_impls_fastest_round_counts(monkeypatch):
     calls, seconds = [], {"ffi": iter([2.0, 1.0]), "scan": iter([4.0, 5.0])}
 
     class FakeTimer:  # 100 target frames per run, in the seconds listed above
@@ -22,14 +22,41 @@ def test_impl_rounds_alternate_and_each_impls_fastest_round_counts(monkeypatch):
 
         def run(self, steps: int) -> tuple[float, float, float]:
             calls.append((self.impl, steps))
-            return 100.0, next(seconds[self.impl]), 0.0
+            wall = next(seconds[self.impl])
+            return 100.0, wall, 2 * wall
 
     monkeypatch.setattr(bench_train, "Trainer", lambda cfg: cfg.policy.scan_impl)
     monkeypatch.setattr(bench_train, "_trainer_timer", FakeTimer)
-    cfg = bench_train.BenchConfig(train=TrainConfig(), timed_steps=8, impl_rounds=2,
+    cfg = bench_train.BenchConfig(train=TrainConfig(), timed_steps=8, rounds=2,
                                   scan_impls=("ffi", "scan"))
     assert bench_train._impl_throughput(cfg.train, cfg) == {"ffi": 100.0, "scan": 25.0}
     assert calls == [("ffi", 4), ("scan", 4), ("ffi", 4), ("scan", 4)]
+
+
+def test_policy_and_bare_gru_alternate_and_each_ones_fastest_round_counts(monkeypatch):
+    calls, seconds = [], {"policy": iter([2.0, 4.0]), "bare_gru": iter([1.0, 0.5])}
+
+    class FakeTimer:
+        def __init__(self, name: str):
+            self.name, self.state = name, name
+
+        def run(self, steps: int) -> tuple[float, float, float]:
+            calls.append((self.name, steps))
+            wall = next(seconds[self.name])
+            return 100.0, wall, 2 * wall
+
+    class FakeTrainer:
+        state = None
+
+    monkeypatch.setattr(bench_train, "_trainer_timer", lambda trainer, cfg: FakeTimer("policy"))
+    monkeypatch.setattr(bench_train, "_bare_gru_timer", lambda train_cfg, cfg: FakeTimer("bare_gru"))
+    cfg = bench_train.BenchConfig(train=TrainConfig(), timed_steps=6, rounds=2)
+    trainer = FakeTrainer()
+    out = bench_train._timed_throughput(trainer, cfg.train, cfg)
+    assert calls == [("policy", 3), ("bare_gru", 3), ("policy", 3), ("bare_gru", 3)]
+    assert (out["frames_per_s"], out["frames_per_cpu_s"]) == (50.0, 25.0)
+    assert (out["bare_gru_frames_per_s"], out["bare_gru_frames_per_cpu_s"]) == (200.0, 100.0)
+    assert trainer.state == "policy"  # the donated state is handed back to the trainer
 
 
 @pytest.mark.slow
@@ -39,7 +66,7 @@ def test_mamba_run_reports_every_impl_and_their_ratio(tmp_path):
         pytest.skip(f"{FIXTURE} not found in {slp.parent} (set EXPHIL_REPLAY_DIR)")
     train = override(TrainConfig(replays=str(slp)), {**PRESETS["smoke"], "policy.arch": "mamba"})
     cfg = bench_train.BenchConfig(train=train, work_dir=str(tmp_path), warmup_steps=1, timed_steps=4,
-                                  impl_rounds=2, epoch_replays="", bare_gru=False, scan_impls=("ffi", "scan"))
+                                  rounds=2, epoch_replays="", bare_gru=False, scan_impls=("ffi", "scan"))
     result = bench_train.main(cfg)
     by_impl = result["scan_impl_frames_per_s"]
     assert set(by_impl) == {"ffi", "scan"} and min(by_impl.values()) > 0
