@@ -37,6 +37,9 @@ class AdvantageConfig:
     # with the group's total weight and weighted-mean target: the same loss minimiser, far less
     # per-row noise where inputs repeat (poker), see merge.py.
     merge: bool | None = None
+    # Fit on the whole buffer merged per input (merge.merged_reservoir): the same loss, but every
+    # batch row carries the exact weighted mean of all the buffer's samples of its input.
+    fit_merged: bool | None = None
     # Diagnostic (poker only): replace the nets by exact per-observation tables of the buffer's
     # weighted means, i.e. Deep CFR with no fitting error (see table.py).
     table: bool = False
@@ -111,7 +114,7 @@ WIDTHS = {"kuhn": {"external": 2, "chance": 4}, "leduc": {"external": 8, "chance
 
 GAME_DEFAULTS: dict[str, dict[str, Any]] = {
     "kuhn": {**_POKER, "iterations": 60, "traversals": 1000, "advantage.reinit": True,
-             "advantage.merge": False, "advantage.schedule": "constant",
+             "advantage.merge": False, "advantage.fit_merged": False, "advantage.schedule": "constant",
              "advantage.hidden": (32, 32), "advantage.steps": 150, "advantage.batch_size": 512,
              "strategy.hidden": (32, 32), "strategy.steps": 1500, "strategy.batch_size": 1024,
              "eval.every": 10},
@@ -120,12 +123,14 @@ GAME_DEFAULTS: dict[str, dict[str, Any]] = {
     # CFR and the fit was the gap) and the SD-CFR policy as the reported one: its exact NashConv
     # needs no average-net fit (3,000 steps: ~40 s each time).
     "leduc": {**_POKER, "iterations": 100, "traversals": 3000, "advantage.reinit": False,
-              "advantage.merge": True, "advantage.schedule": "constant", "eval.policy": "sdcfr",
+              "advantage.merge": True, "advantage.fit_merged": False, "advantage.schedule": "constant",
+              "eval.policy": "sdcfr",
               "advantage.hidden": (128, 128), "advantage.steps": 300, "advantage.batch_size": 1024,
               "strategy.hidden": (128, 128), "strategy.steps": 3000, "strategy.batch_size": 2048,
               "eval.every": 10},
     "lostcities": {"sampling": "outcome", "iterations": 30, "advantage.reinit": True,
-                   "advantage.merge": False, "advantage.schedule": "constant", "traversals": 2048,
+                   "advantage.merge": False, "advantage.fit_merged": False, "advantage.schedule": "constant",
+                   "traversals": 2048,
                    "chunk": 512, "width": 1,
                    "keep_value_nets": False, "advantage.hidden": (256, 256), "advantage.steps": 200,
                    "advantage.batch_size": 1024, "advantage.capacity": 400_000,

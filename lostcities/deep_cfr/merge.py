@@ -9,6 +9,10 @@ changes is the noise: each stored row averages all the batch's samples of its in
 sees far less per-row variance and the buffer holds many iterations in few rows. It pays where
 inputs repeat within a batch (poker: thousands of traversals visit a few hundred information
 sets); on games whose observations rarely repeat (Lost Cities) it only costs the sort.
+
+``merged_reservoir`` applies the same to a whole buffer before a fit: every row of the buffer
+sharing an input becomes one, so each batch drawn from it carries the exact weighted mean of all
+the buffer's samples of its inputs, the very target the full-buffer loss is minimised towards.
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-__all__ = ["merge_rows"]
+from lostcities.deep_cfr.reservoir import Reservoir, reservoir_size
+
+__all__ = ["merge_rows", "merged_reservoir"]
 
 
 def _mix(x: jax.Array) -> jax.Array:
@@ -63,3 +69,14 @@ def merge_rows(rows: dict[str, jax.Array]) -> dict[str, jax.Array]:
         "weight": total,
         "valid": group_valid & (total > 0),
     }
+
+
+def merged_reservoir(buf: Reservoir) -> Reservoir:
+    """``buf``'s filled rows merged per distinct input (``merge_rows``), packed at the front: a
+    buffer of the same capacity whose size is the number of groups, for fits to draw from."""
+    size = reservoir_size(buf)
+    merged = merge_rows({**buf.data, "valid": jnp.arange(buf.capacity) < size})
+    valid = merged.pop("valid")
+    slot = jnp.where(valid, jnp.cumsum(valid) - 1, buf.capacity)  # order kept, invalid rows dropped
+    data = {k: jnp.zeros_like(v).at[slot].set(merged[k], mode="drop") for k, v in buf.data.items()}
+    return Reservoir(data=data, seen=valid.sum(dtype=jnp.int32))

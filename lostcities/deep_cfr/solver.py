@@ -21,7 +21,7 @@ from flax import struct
 from lostcities.api import Game
 from lostcities.deep_cfr.config import DeepCFRConfig
 from lostcities.deep_cfr.fit import FitSpec, fit
-from lostcities.deep_cfr.merge import merge_rows
+from lostcities.deep_cfr.merge import merge_rows, merged_reservoir
 from lostcities.deep_cfr.networks import NetSpec
 from lostcities.deep_cfr.reservoir import Reservoir, reservoir_add, reservoir_init
 from lostcities.deep_cfr.table import TableNet, fit_table
@@ -224,7 +224,10 @@ def _fit_advantage(solver: Solver, state: SolverState, key: jax.Array, p: jax.Ar
         params, stats = fit_table(solver.adv_net, _row(state.adv_buf, p))
         return state.replace(adv=_set_row(state.adv, p, params)), stats
     start = solver.adv_net.init(k_init) if solver.cfg.advantage.reinit else _row(state.adv, p)
-    params, stats = fit(solver.adv_fit, start, _row(state.adv_buf, p), k_fit)
+    buf = _row(state.adv_buf, p)
+    if solver.cfg.advantage.fit_merged:
+        buf = merged_reservoir(buf)
+    params, stats = fit(solver.adv_fit, start, buf, k_fit)
     return state.replace(adv=_set_row(state.adv, p, params)), stats
 
 

@@ -1,5 +1,6 @@
 """Merging rows that share an input: the groups of an independent numpy group-by, and the same
-weighted loss gradient as the unmerged rows (so the same minimiser)."""
+weighted loss gradient as the unmerged rows (so the same minimiser); a whole buffer merged the same
+way, its groups packed at the front."""
 
 import jax
 import jax.numpy as jnp
@@ -8,8 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lostcities.deep_cfr.fit import FitSpec, weighted_loss
-from lostcities.deep_cfr.merge import merge_rows
+from lostcities.deep_cfr.merge import merge_rows, merged_reservoir
 from lostcities.deep_cfr.networks import NetSpec
+from lostcities.deep_cfr.reservoir import reservoir_add, reservoir_init, reservoir_size
 
 _merge = jax.jit(merge_rows)
 
@@ -65,3 +67,25 @@ def test_merging_keeps_the_weighted_loss_gradient():
 
     for a, b in zip(jax.tree.leaves(grad(rows)), jax.tree.leaves(grad(_merge(rows))), strict=True):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-6)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), values=st.integers(1, 4), capacity=st.sampled_from([48, 64, 96]))
+def test_merged_reservoir_holds_the_buffers_groups_at_its_front(seed, values, capacity):
+    rows = _rows(seed, 64, values)  # a buffer of ``capacity`` rows offered 64 (some invalid)
+    spec = {"obs": ((2,), jnp.float32), "mask": ((3,), jnp.bool_), "target": ((3,), jnp.float32),
+            "weight": ((), jnp.float32)}
+    buf = reservoir_add(reservoir_init(capacity, spec), {k: rows[k] for k in spec}, rows["valid"],
+                        jax.random.key(seed))
+    stored = {k: np.asarray(v)[:int(reservoir_size(buf))] for k, v in buf.data.items()}
+    expected = _groups({**stored, "valid": np.ones(len(stored["weight"]), bool)})
+    merged = jax.jit(merged_reservoir)(buf)
+    size = int(reservoir_size(merged))
+    assert merged.capacity == capacity and size == len(expected)
+    front = {k: np.asarray(v)[:size] for k, v in merged.data.items()}
+    got = {(*o.tolist(), *m.tolist()): (w, t)
+           for o, m, t, w in zip(front["obs"], front["mask"], front["target"], front["weight"], strict=True)}
+    assert set(got) == set(expected)
+    for key, (total, mean) in expected.items():
+        np.testing.assert_allclose(got[key][0], total, rtol=1e-6)
+        np.testing.assert_allclose(got[key][1], mean, rtol=1e-5, atol=1e-5)
