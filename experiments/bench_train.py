@@ -73,12 +73,12 @@ class BenchConfig:
     train: TrainConfig = dataclasses.field(default_factory=lambda: TrainConfig(replays=SHARED_REPLAYS))
     work_dir: str = "/tmp/bench_train"
     warmup_steps: int = 3
-    timed_steps: int = 20
+    timed_steps: int = 40
     epoch_replays: str = SHARED_REPLAYS  # "" skips the epoch-scaling measurement
     epoch_scale: int = 10
     epoch_repeats: int = 3  # epochs timed per size, interleaved; the fastest of each counts
     scan_impls: tuple[str, ...] = ()  # mamba/jamba: also measure each policy.scan_impl (e.g. ffi,scan)
-    rounds: int = 4  # timed rounds of each compared step, alternating; each one's fastest round counts
+    rounds: int = 8  # timed rounds of each compared step, alternating; each one's fastest round counts
     bare_gru: bool = True  # also measure the bare GRU reference (bare_gru_frames_per_s)
 
 
