@@ -122,8 +122,8 @@ GAME_DEFAULTS: dict[str, dict[str, Any]] = {
     # (the buffer-tabular diagnostic showed the sampled targets track exact linear CFR and the
     # fit was the gap; exact per-input targets close it) and the SD-CFR policy as the reported
     # one: its exact NashConv needs no average-net fit (3,000 steps: ~40 s each time). A
-    # 131,072-row reservoir holds every merged row of 140 iterations (~470 per player each)
-    # and keeps the per-fit merge cheap (a million rows: ~1 s per fit).
+    # 131,072-row reservoir holds every merged row of 140 iterations (player 0: 55,797) and
+    # keeps the per-fit merge cheap (a million rows: ~1 s per fit).
     "leduc": {**_POKER, "iterations": 140, "traversals": 3000, "advantage.reinit": False,
               "advantage.merge": True, "advantage.fit_merged": True, "advantage.schedule": "constant",
               "advantage.capacity": 131_072, "eval.policy": "sdcfr",
