@@ -53,4 +53,3 @@ def restart_with_tunables(environ: MutableMapping[str, str] = os.environ) -> Non
     sys.stdout.flush()
     sys.stderr.flush()
     os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
-

@@ -2,16 +2,23 @@
 weighted loss gradient as the unmerged rows (so the same minimiser); a whole buffer merged the same
 way, its groups packed at the front."""
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from lostcities.deep_cfr import solver as solver_module
+from lostcities.deep_cfr.config import DeepCFRConfig, resolve
 from lostcities.deep_cfr.fit import FitSpec, weighted_loss
+from lostcities.deep_cfr.games import make_game
 from lostcities.deep_cfr.merge import merge_rows, merged_reservoir
 from lostcities.deep_cfr.networks import NetSpec
 from lostcities.deep_cfr.reservoir import reservoir_add, reservoir_init, reservoir_size
+from lostcities.deep_cfr.solver import make_solver
 
 _merge = jax.jit(merge_rows)
 
@@ -89,3 +96,31 @@ def test_merged_reservoir_holds_the_buffers_groups_at_its_front(seed, values, ca
     for key, (total, mean) in expected.items():
         np.testing.assert_allclose(got[key][0], total, rtol=1e-6)
         np.testing.assert_allclose(got[key][1], mean, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.slow  # compiles a Kuhn solver: ~20 s of CPU
+def test_fit_merged_fits_each_advantage_net_on_its_merged_buffer():
+    # The solver's fit with ``advantage.fit_merged`` equals the plain fit on buffers merged
+    # beforehand (same start, same key), and differs from the plain fit on the raw buffers.
+    game, base = make_game("kuhn"), DeepCFRConfig()
+
+    def solver_for(fit_merged: bool):
+        adv = dataclasses.replace(base.advantage, fit_merged=fit_merged, reinit=False)
+        return make_solver(resolve(dataclasses.replace(base, game="kuhn", iterations=2, traversals=200,
+                                                       progress=False, advantage=adv)), game)
+
+    merged_solver, plain_solver = solver_for(True), solver_for(False)
+    state, _ = plain_solver.run_iteration(plain_solver.init_state())  # buffers with repeated inputs
+    premerged = state.replace(adv_buf=jax.vmap(merged_reservoir)(state.adv_buf))
+    assert int(premerged.adv_buf.seen[0]) < int(reservoir_size(jax.tree.map(lambda a: a[0], state.adv_buf)))
+
+    def fitted(solver, s):
+        copy = jax.tree.map(jnp.copy, s)  # the fit donates its state
+        out, _ = solver_module._fit_advantage(solver, copy, jax.random.key(3), jnp.int32(0))
+        return jax.tree.leaves(jax.tree.map(lambda a: a[0], out.adv))
+
+    with_option = fitted(merged_solver, state)
+    for a, b in zip(with_option, fitted(plain_solver, premerged), strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    assert any(not np.array_equal(np.asarray(a), np.asarray(b))
+               for a, b in zip(with_option, fitted(plain_solver, state), strict=True))
