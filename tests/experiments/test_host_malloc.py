@@ -65,12 +65,13 @@ def _launcher_tunables(tmp_path: Path, **env: str) -> str:
 
 
 @glibc_linux
-def test_a_launcher_runs_with_the_tunables_and_the_users_values(tmp_path: Path) -> None:
+def test_a_launcher_runs_with_the_tunables(tmp_path: Path) -> None:
     assert _launcher_tunables(tmp_path) == ALL
+
+
+@pytest.mark.slow  # two more launcher processes (~5 s each)
+@glibc_linux
+def test_a_launcher_keeps_the_users_values_and_its_opt_out(tmp_path: Path) -> None:
     assert _launcher_tunables(tmp_path, GLIBC_TUNABLES="glibc.malloc.hugetlb=0") == \
         merged_tunables("glibc.malloc.hugetlb=0")
-
-
-@glibc_linux
-def test_a_launcher_opted_out_runs_as_started(tmp_path: Path) -> None:
     assert _launcher_tunables(tmp_path, EXPHIL_MALLOC_TUNING="0") == ""

@@ -76,7 +76,7 @@ def test_merging_keeps_the_weighted_loss_gradient():
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-6)
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(seed=st.integers(0, 10_000), values=st.integers(1, 4), capacity=st.sampled_from([48, 64, 96]))
 def test_merged_reservoir_holds_the_buffers_groups_at_its_front(seed, values, capacity):
     rows = _rows(seed, 64, values)  # a buffer of ``capacity`` rows offered 64 (some invalid)
