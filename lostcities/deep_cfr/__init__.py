@@ -1,14 +1,14 @@
 """Deep CFR (and SD-CFR) with vmap-batched traversals, coded only against ``lostcities.api.Game``.
 
 Modules: ``regret`` (regret matching, masked softmax), ``reservoir`` (aligned, bounded buffers),
-``merge`` (rows sharing an input merged into one), ``networks`` (flax.nnx MLPs used
-functionally), ``traversal`` (outcome and external sampling), ``fit`` (weighted MSE training),
-``table`` (the buffer-tabular diagnostic), ``solver`` (the iteration), ``policy`` (average net,
-SD-CFR, policy.json), ``config`` (the config tree and per-game defaults).
+``merge`` (rows sharing an input merged into one, per batch or per buffer), ``networks``
+(flax.nnx MLPs used functionally), ``traversal`` (outcome and external sampling), ``fit``
+(weighted MSE training), ``table`` (the buffer-tabular diagnostic), ``solver`` (the iteration),
+``policy`` (average net, SD-CFR, policy.json), ``config`` (the config tree and per-game defaults).
 """
 
 from lostcities.deep_cfr.config import DeepCFRConfig, resolve
-from lostcities.deep_cfr.merge import merge_rows
+from lostcities.deep_cfr.merge import merge_rows, merged_reservoir
 from lostcities.deep_cfr.networks import NetSpec
 from lostcities.deep_cfr.regret import masked_softmax, regret_matching
 from lostcities.deep_cfr.reservoir import Reservoir, reservoir_add, reservoir_init, reservoir_sample
@@ -29,6 +29,7 @@ __all__ = [
     "make_solver",
     "masked_softmax",
     "merge_rows",
+    "merged_reservoir",
     "outcome_sampling",
     "regret_matching",
     "reservoir_add",

@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from lostcities.deep_cfr.reservoir import Reservoir
+from lostcities.deep_cfr.reservoir import Reservoir, reservoir_size
 
 __all__ = ["TableNet", "fit_table"]
 
@@ -66,7 +66,7 @@ class TableNet:
 def fit_table(net: TableNet, buffer: Reservoir) -> tuple[dict[str, jax.Array], dict[str, jax.Array]]:
     """The table of the buffer's per-observation weighted mean targets and its weighted MSE on the
     buffer (the floor any net's loss can reach); jittable."""
-    filled = jnp.arange(buffer.capacity) < buffer.seen
+    filled = jnp.arange(buffer.capacity) < reservoir_size(buffer)
     w = jnp.where(filled, buffer.data["weight"], 0.0)
     idx = net.index(buffer.data["obs"])
     rows = len(net.keys)
