@@ -39,11 +39,11 @@ class Policy(nnx.Module):
         return self.head(self.dropout(self.backbone(x, *pre)), targets)
 
     def _backbone_input(self, numeric: jax.Array, categorical: jax.Array) -> tuple[jax.Array, tuple]:
-        """(backbone input, extra backbone arguments). A backbone that absorbs a linear map gets the
-        embedding's features and its projection, folded into its input map (the same function with
-        fewer FLOPs per frame: ~a third of a GRU's input side); any other gets the embedding."""
-        if getattr(self.backbone, "absorbs_input_linear", False):
-            return self.embedding.features(numeric, categorical), (self.embedding.proj,)
+        """(backbone input, extra backbone arguments). A backbone that folds the embedding into its
+        input map gets the raw frames and the embedding (the same function with fewer FLOPs per
+        frame, see :meth:`Embedding.folded`); any other gets the embedding's output."""
+        if getattr(self.backbone, "folds_embedding", False):
+            return (numeric, categorical), (self.embedding,)
         return self.embedding(numeric, categorical), ()
 
     def init_carry(self, batch_size: int) -> Carry:

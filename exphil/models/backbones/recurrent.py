@@ -4,11 +4,11 @@ Measured on the 2-core CPU (GRU-256, window 16, batch 256, train step): computin
 projection inside the scan body, per step, ran ~20% faster than one projection of all
 timesteps outside the scan (whose backward materialises and transposes ``[T, B, 3H]``).
 
-A layer can absorb a linear map in front of it (``pre``: the policy's embedding projection):
-``pre`` followed by the input projection is one linear map, so its kernel
-``pre.kernel @ W_in`` (``[E, gates * H]``, once per call) is applied to the pre-map features
-instead of projecting every frame to the backbone width first. The function, the parameters
-and their gradients are those of the two maps applied in turn (up to float rounding).
+A layer can fold the policy's embedding into its input map (``embedding``): the embedding, its
+projection and the layer's input projection multiply out once per call
+(:meth:`exphil.models.embedding.Embedding.folded`), and the layer's input is the raw
+``(numeric, categorical)`` frames. The function, the parameters and their gradients are those
+of the maps applied in turn (up to float rounding).
 """
 
 from __future__ import annotations
@@ -18,6 +18,10 @@ import jax.numpy as jnp
 from flax import nnx
 
 from exphil.models.backbones.stack import Carry, time_major_scan
+from exphil.models.embedding import Embedding
+
+Frames = jax.Array | tuple[jax.Array, jax.Array]
+"""A layer's input: features ``[..., F]``, or raw ``(numeric, categorical)`` frames with ``embedding``."""
 
 _orthogonal = nnx.initializers.orthogonal()
 
@@ -30,7 +34,7 @@ class _Recurrent(nnx.Module):
     """
 
     gates: int
-    absorbs_input_linear = True  # ``__call__`` / ``step`` accept ``pre`` (see the module docstring)
+    folds_embedding = True  # ``__call__`` / ``step`` accept ``embedding`` (see the module docstring)
 
     def __init__(self, in_dim: int, hidden: int, *, rngs: nnx.Rngs):
         self.hidden = hidden
@@ -40,22 +44,29 @@ class _Recurrent(nnx.Module):
         self.recurrent_kernel = nnx.Param(jnp.concatenate(kernels, axis=1))
         self.recurrent_bias = nnx.Param(jnp.zeros((self.gates * hidden,)))
 
-    def _bound_cell(self, pre: nnx.Linear | None):
-        """``(carry, x_t) -> (carry, y_t)`` with this layer's weights (``pre`` folded in) closed over."""
+    def _bound_cell(self, embedding: Embedding | None):
+        """``(carry, x_t) -> (carry, y_t)`` with this layer's weights (and ``embedding``) closed over."""
         wi, bi = self.input_proj.kernel[...], self.input_proj.bias[...]
-        if pre is not None:
-            wi, bi = pre.kernel[...] @ wi, pre.bias[...] @ wi + bi
-        kernel, bias = self.recurrent_kernel[...], self.recurrent_bias[...]
-        return lambda carry, x_t: self._cell_fn(carry, x_t @ wi + bi, kernel, bias)
+        if embedding is None:
+            def input_map(x_t):
+                return x_t @ wi + bi
+        else:
+            folded = embedding.folded(wi, bi)
 
-    def __call__(self, x: jax.Array, pre: nnx.Linear | None = None) -> jax.Array:
-        """``[B, T, F] -> [B, T, H]``; with ``pre``, the layer's input is ``pre(x)``."""
-        carry = jax.tree.map(lambda c: c.astype(x.dtype), self.init_carry(x.shape[0]))
-        _, ys = time_major_scan(self._bound_cell(pre), carry, x)
+            def input_map(x_t):
+                return folded(*x_t)
+        kernel, bias = self.recurrent_kernel[...], self.recurrent_bias[...]
+        return lambda carry, x_t: self._cell_fn(carry, input_map(x_t), kernel, bias)
+
+    def __call__(self, x: Frames, embedding: Embedding | None = None) -> jax.Array:
+        """``[B, T, F] -> [B, T, H]``; with ``embedding``, ``x`` holds raw frames, embedded first."""
+        first = jax.tree.leaves(x)[0]
+        carry = jax.tree.map(lambda c: c.astype(first.dtype), self.init_carry(first.shape[0]))
+        _, ys = time_major_scan(self._bound_cell(embedding), carry, x)
         return ys
 
-    def step(self, carry: Carry, x_t: jax.Array, pre: nnx.Linear | None = None) -> tuple[Carry, jax.Array]:
-        return self._bound_cell(pre)(carry, x_t)
+    def step(self, carry: Carry, x_t: Frames, embedding: Embedding | None = None) -> tuple[Carry, jax.Array]:
+        return self._bound_cell(embedding)(carry, x_t)
 
 
 class GRU(_Recurrent):

@@ -62,23 +62,24 @@ class Stack(nnx.Module):
         self.layers = nnx.List(layers)
         self.dropout = nnx.Dropout(dropout, rngs=rngs)
         self.norm = nnx.LayerNorm(hidden, rngs=rngs) if final_norm else None
-        # Whether ``pre`` can be given: the first layer folds a linear map into its input projection.
-        self.absorbs_input_linear = bool(getattr(self.layers[0], "absorbs_input_linear", False))
+        # Whether ``embedding`` can be given: the first layer folds the embedding into its input map.
+        self.folds_embedding = bool(getattr(self.layers[0], "folds_embedding", False))
 
     def _finish(self, y: jax.Array) -> jax.Array:
         return y if self.norm is None else self.norm(y)
 
-    def _pre_args(self, pre: nnx.Linear | None) -> tuple:
-        """Extra arguments of the first layer: ``(pre,)`` when a linear map is folded into it."""
-        if pre is None:
+    def _first_args(self, embedding: nnx.Module | None) -> tuple:
+        """Extra arguments of the first layer: ``(embedding,)`` when the embedding is folded into it."""
+        if embedding is None:
             return ()
-        if not self.absorbs_input_linear:
-            raise ValueError(f"{type(self.layers[0]).__name__} cannot absorb an input linear map")
-        return (pre,)
+        if not self.folds_embedding:
+            raise ValueError(f"{type(self.layers[0]).__name__} cannot fold the embedding into its input map")
+        return (embedding,)
 
-    def __call__(self, x: jax.Array, pre: nnx.Linear | None = None) -> jax.Array:
-        """``[B, T, F] -> [B, T, H]``; with ``pre`` (needs ``absorbs_input_linear``) the input is pre(x)."""
-        x = self.layers[0](x, *self._pre_args(pre))
+    def __call__(self, x: Any, embedding: nnx.Module | None = None) -> jax.Array:
+        """``[B, T, F] -> [B, T, H]``; with ``embedding`` (needs ``folds_embedding``) ``x`` is the raw
+        ``(numeric, categorical)`` frames and the input is ``embedding(*x)``."""
+        x = self.layers[0](x, *self._first_args(embedding))
         for layer in self.layers[1:]:
             x = layer(self.dropout(x))
         return self._finish(x)
@@ -86,15 +87,17 @@ class Stack(nnx.Module):
     def init_carry(self, batch_size: int) -> Carry:
         return tuple(layer.init_carry(batch_size) for layer in self.layers)
 
-    def step(self, carry: Carry, x_t: jax.Array, pre: nnx.Linear | None = None) -> tuple[Carry, jax.Array]:
+    def step(self, carry: Carry, x_t: Any, embedding: nnx.Module | None = None) -> tuple[Carry, jax.Array]:
         new = []
         for i, (layer, c) in enumerate(zip(self.layers, carry, strict=True)):
-            c, x_t = layer.step(c, x_t, *self._pre_args(pre)) if i == 0 else layer.step(c, self.dropout(x_t))
+            extra = self._first_args(embedding) if i == 0 else ()
+            c, x_t = layer.step(c, x_t if i == 0 else self.dropout(x_t), *extra)
             new.append(c)
         return tuple(new), self._finish(x_t)
 
 
-def time_major_scan(cell, carry: Carry, xs: jax.Array) -> tuple[Carry, jax.Array]:
-    """Run ``cell(carry, x_t) -> (carry, y_t)`` over axis 1 of ``xs`` ``[B, T, ...]``; ys ``[B, T, ...]``."""
-    carry, ys = jax.lax.scan(cell, carry, jnp.swapaxes(xs, 0, 1))
+def time_major_scan(cell, carry: Carry, xs: Any) -> tuple[Carry, jax.Array]:
+    """Run ``cell(carry, x_t) -> (carry, y_t)`` over axis 1 of ``xs`` (arrays ``[B, T, ...]``, or a
+    pytree of them); ys ``[B, T, ...]``."""
+    carry, ys = jax.lax.scan(cell, carry, jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), xs))
     return carry, jnp.swapaxes(ys, 0, 1)

@@ -69,16 +69,16 @@ def test_gradients_reach_every_parameter(arch, head):
     assert not dead, f"{arch}/{head}: no gradient reaches {dead}"
 
 
-def test_folded_embedding_projection_equals_projection_then_backbone():
-    """A recurrent backbone (two GRU layers here) folds the embedding's projection into its first
-    layer's input map: the logits and every parameter's gradient equal those of projecting first
-    (the composition it replaces)."""
+def test_folded_embedding_equals_embedding_then_backbone():
+    """A recurrent backbone (two GRU layers here) folds the embedding (tables and projection) into
+    its first layer's input map: the logits and every parameter's gradient equal those of
+    embedding first (the composition it replaces)."""
     numeric, categorical = random_inputs()
     results = {}
     for fold in (True, False):
         policy = build_policy(tiny("gru", head="independent"), SPEC, rngs=nnx.Rngs(0))
-        assert policy.backbone.absorbs_input_linear
-        policy.backbone.absorbs_input_linear = fold  # False: embedding(...) then backbone(...)
+        assert policy.backbone.folds_embedding
+        policy.backbone.folds_embedding = fold  # False: embedding(...) then backbone(...)
 
         def loss(p):
             out = p(numeric, categorical)
