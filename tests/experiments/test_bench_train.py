@@ -59,6 +59,33 @@ def test_policy_and_bare_gru_alternate_and_each_ones_fastest_round_counts(monkey
     assert trainer.state == "policy"  # the donated state is handed back to the trainer
 
 
+def test_epoch_scaling_compares_per_trained_frame_against_epoch_scale_small_epochs(monkeypatch):
+    """The small dataset runs ``epoch_scale`` epochs per round, the large one one, interleaved;
+    the fastest round of each counts and the ratio is per frame trained (hand-computed here)."""
+    calls = []
+    per_epoch = {"small": (100, 96), "large": (1000, 992)}  # (player frames, trained frames) per epoch
+    seconds = {"small": iter([2.5, 2.0]), "large": iter([2.4, 3.0])}
+
+    def fake_timer(cfg, data):
+        def run(passes):
+            calls.append((data, passes))
+            frames, trained = per_epoch[data]
+            return {"seconds": next(seconds[data]), "passes": passes, "player_frames": passes * frames,
+                    "trained_frames": passes * trained}
+        return run
+
+    monkeypatch.setattr(bench_train, "ensure_dataset", lambda **kw: "large")
+    monkeypatch.setattr(bench_train, "_subset_dataset", lambda full, out, scale: "small")
+    monkeypatch.setattr(bench_train, "_epoch_timer", fake_timer)
+    cfg = bench_train.BenchConfig(train=TrainConfig(), epoch_scale=10, epoch_repeats=2)
+    out = bench_train._epoch_scaling(cfg, cfg.train)
+    assert calls == [("small", 10), ("large", 1), ("small", 10), ("large", 1)]
+    assert out["frame_ratio"] == 10.0  # 1000 / 100 data frames per epoch
+    assert out["time_ratio"] == pytest.approx(2.4 / (2.0 / 10))
+    assert out["time_per_frame_ratio"] == pytest.approx((2.4 / 992) / (2.0 / 960))  # 1.161
+    assert out["linear"] is False
+
+
 @pytest.mark.slow
 def test_mamba_run_reports_every_impl_and_their_ratio(tmp_path):
     slp = default_replay_dir() / FIXTURE
