@@ -47,8 +47,8 @@ class Embedding(nnx.Module):
     def folded(self, kernel: jax.Array, bias: jax.Array) -> Callable[[jax.Array, jax.Array], jax.Array]:
         """``(numeric, categorical) -> self(numeric, categorical) @ kernel + bias`` as one map (the
         projection's and ``kernel``'s product applied once): a recurrent layer's input map with the
-        embedding folded in; on the multishine preset (GRU-256) ~12% more frames/s than applying
-        the embedding first."""
+        embedding folded in. On the multishine preset (GRU-256) ~12% more frames/s than folding
+        only the projection into the layer (BENCHMARKS.md, round 7)."""
         return self._linear_map(self.proj.kernel[...] @ kernel, self.proj.bias[...] @ kernel + bias)
 
     def _linear_map(self, w: jax.Array, b: jax.Array) -> Callable[[jax.Array, jax.Array], jax.Array]:

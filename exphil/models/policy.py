@@ -35,10 +35,10 @@ class Policy(nnx.Module):
 
     def __call__(self, numeric: jax.Array, categorical: jax.Array, targets: Any = None) -> HeadOutputs:
         """Logits ``[B, T, ...]``; ``targets`` (``[B, T]`` fields) teacher-force an autoregressive head."""
-        x, pre = self._backbone_input(numeric, categorical)
-        return self.head(self.dropout(self.backbone(x, *pre)), targets)
+        x, extra = self._backbone_input(numeric, categorical)
+        return self.head(self.dropout(self.backbone(x, *extra)), targets)
 
-    def _backbone_input(self, numeric: jax.Array, categorical: jax.Array) -> tuple[jax.Array, tuple]:
+    def _backbone_input(self, numeric: jax.Array, categorical: jax.Array) -> tuple[Any, tuple]:
         """(backbone input, extra backbone arguments). A backbone that folds the embedding into its
         input map gets the raw frames and the embedding (the same function with fewer FLOPs per
         frame, see :meth:`Embedding.folded`); any other gets the embedding's output."""
@@ -51,8 +51,8 @@ class Policy(nnx.Module):
         return self.backbone.init_carry(batch_size)
 
     def _hidden_step(self, carry: Carry, numeric_t: jax.Array, categorical_t: jax.Array):
-        x_t, pre = self._backbone_input(numeric_t, categorical_t)
-        carry, h = self.backbone.step(carry, x_t, *pre)
+        x_t, extra = self._backbone_input(numeric_t, categorical_t)
+        carry, h = self.backbone.step(carry, x_t, *extra)
         return carry, self.dropout(h)
 
     def step(self, carry: Carry, numeric_t: jax.Array, categorical_t: jax.Array) -> tuple[Carry, HeadOutputs]:
