@@ -47,8 +47,11 @@ With ``expand_opponent`` (config ``--sampling=chance``) the opponent's nodes are
 so only chance is sampled: every row then carries the opponent's reach ``pi_opp(h)`` as a weight
 (advantage rows: the counterfactual weight; strategy rows: the opponent's own reach) and the
 expectations above hold for ``weight * target`` with far less variance per traversal.
-Cost: one network evaluation (of both players' nets) per pool slot per depth, i.e.
-``max_decisions * num_traversals * width`` evaluations and rows of memory, where ``width`` must
+Cost: one network evaluation (of both players' nets) per pool slot per depth, i.e. up to
+``max_decisions * num_traversals * width`` evaluations and rows of memory. The live slots of a
+depth are a prefix of the pool, so the networks run chunk by chunk (:func:`pool_strategies`)
+and a ``lax.cond`` skips the chunks past that prefix: on Leduc ~30% of the slots are live, and
+the batched traversal ran ~1.7x faster with the skip. ``width`` must
 bound the widest depth of a traverser-expanded tree (Kuhn 2, Leduc ~12); a pool that overflows is
 reported in ``stats["overflow"]`` and the caller raises. The expanded tree grows as the product
 of the traverser's branching, so this suits games with few traverser decisions (poker), not
@@ -67,7 +70,9 @@ from lostcities.api import Game
 from lostcities.deep_cfr.networks import NetSpec
 from lostcities.deep_cfr.regret import Fallback, masked_softmax, regret_matching
 
-__all__ = ["Params", "TraversalSpec", "external_sampling", "node_strategy", "outcome_sampling"]
+__all__ = [
+    "Params", "TraversalSpec", "external_sampling", "node_strategy", "outcome_sampling", "pool_strategies",
+]
 
 Params = tuple  # (traverser's advantage net, opponent's behaviour net[, opponent's current advantage net])
 
@@ -110,6 +115,35 @@ def node_strategy(spec: TraversalSpec, params: Params, state, traverser) -> tupl
     else:
         other = regret_matching(spec.opponent_net.apply(params[1], obs), mask, spec.fallback)
     return p, obs, mask, jnp.where(p == traverser, own, other)
+
+
+NODE_CHUNK = 1024
+"""Pool slots per network evaluation in external sampling (chunks past the live prefix are skipped)."""
+
+
+def _chunking(size: int, chunk: int) -> tuple[int, int]:
+    """(chunks, slots per chunk) tiling ``size`` slots exactly, each chunk at most ``chunk`` slots."""
+    count = next(n for n in range(-(-size // chunk), size + 1) if size % n == 0)
+    return count, size // count
+
+
+def pool_strategies(spec: TraversalSpec, params: Params, states, traverser, live_slots: jax.Array,
+                    chunk: int = NODE_CHUNK) -> tuple[jax.Array, ...]:
+    """:func:`node_strategy` of every pool slot, evaluated chunk by chunk; chunks wholly past the
+    first ``live_slots`` slots are skipped and read as zeros (their slots must not be used)."""
+    size = jax.tree.leaves(states)[0].shape[0]
+    count, width = _chunking(size, chunk)
+    nodes = jax.vmap(lambda s: node_strategy(spec, params, s, traverser))
+    shapes = jax.eval_shape(nodes, jax.tree.map(lambda x: x[:width], states))
+
+    def evaluate(i):
+        return nodes(jax.tree.map(lambda x: jax.lax.dynamic_slice_in_dim(x, i * width, width), states))
+
+    def skip(i):
+        return jax.tree.map(lambda a: jnp.zeros(a.shape, a.dtype), shapes)
+
+    out = jax.lax.map(lambda i: jax.lax.cond(i * width < live_slots, evaluate, skip, i), jnp.arange(count))
+    return jax.tree.map(lambda x: x.reshape(size, *x.shape[2:]), out)
 
 
 def recorded_strategy(spec: TraversalSpec, params: Params, obs: jax.Array, mask: jax.Array,
@@ -198,7 +232,7 @@ def external_sampling(spec: TraversalSpec, params: Params, key: jax.Array, trave
         states, valid, keys, reach, overflow = carry
         term = jax.vmap(game.terminal)(states)
         live = valid & ~term
-        p, obs, mask, sigma = jax.vmap(lambda s: node_strategy(spec, params, s, traverser))(states)
+        p, obs, mask, sigma = pool_strategies(spec, params, states, traverser, valid.sum())  # valid: a prefix
         is_trav = p == traverser
         u = jax.vmap(game.returns)(states)[:, traverser]
         split = jax.vmap(lambda k: jax.random.split(k, 3))(keys)

@@ -17,7 +17,13 @@ import numpy as np
 import pytest
 
 from lostcities.deep_cfr.networks import NetSpec
-from lostcities.deep_cfr.traversal import TraversalSpec, external_sampling, outcome_sampling
+from lostcities.deep_cfr.traversal import (
+    TraversalSpec,
+    external_sampling,
+    node_strategy,
+    outcome_sampling,
+    pool_strategies,
+)
 from lostcities.exact.tree import build_tree
 from lostcities.poker import KuhnPoker
 
@@ -116,3 +122,20 @@ def test_pool_overflow_is_reported():
     spec = TraversalSpec(game, net, "uniform", 0.6, 1)  # Kuhn needs 2 slots per traversal
     stats = external_sampling(spec, params, jax.random.key(0), 0, 1, 64)[2]
     assert int(stats["overflow"]) > 0
+
+
+def test_pool_strategies_evaluate_the_live_prefix_chunk_by_chunk():
+    """10 slots in chunks of at most 3 tile as 5 chunks of 2; with 5 live slots the chunks
+    starting at slots 0, 2 and 4 are evaluated (equal to node_strategy slot by slot) and the
+    chunks at 6 and 8 are skipped (zeros)."""
+    game, _, net, _, _ = setup()
+    params = (net.init(jax.random.key(1)), net.init(jax.random.key(2)))
+    spec = TraversalSpec(game, net, "uniform", 0.6, 2)
+    states = jax.vmap(game.init)(jax.random.split(jax.random.key(5), 10))
+    states = jax.vmap(lambda s, a: game.step(s, a, jax.random.key(0)))(states, jnp.arange(10) % 2)
+    pooled = jax.jit(pool_strategies, static_argnums=(0, 5))(spec, params, states, 1, jnp.int32(5), 3)
+    slot_by_slot = jax.vmap(lambda s: node_strategy(spec, params, s, 1))(states)
+    for got, want in zip(pooled, slot_by_slot, strict=True):
+        np.testing.assert_allclose(got[:6], want[:6], rtol=1e-6, atol=1e-7)
+        assert not np.any(np.asarray(got[6:]))
+    assert np.any(np.asarray(pooled[3][:6]) != np.asarray(pooled[3][:6])[:1])  # strategies differ by slot
