@@ -50,8 +50,9 @@ expectations above hold for ``weight * target`` with far less variance per trave
 Cost: one network evaluation (of both players' nets) per pool slot per depth, i.e. up to
 ``max_decisions * num_traversals * width`` evaluations and rows of memory. The live slots of a
 depth are a prefix of the pool, so the networks run chunk by chunk (:func:`pool_strategies`)
-and a ``lax.cond`` skips the chunks past that prefix: on Leduc ~30% of the slots are live, and
-the batched traversal ran ~1.7x faster with the skip. ``width`` must
+and a ``lax.cond`` skips the chunks past that prefix: on Leduc a traversal's 12.6 decision
+nodes (and its leaves) fill a minority of its 64 slots, and the batched traversal ran ~1.7x
+faster with the skip (BENCHMARKS.md, round 7). ``width`` must
 bound the widest depth of a traverser-expanded tree (Kuhn 2, Leduc ~12); a pool that overflows is
 reported in ``stats["overflow"]`` and the caller raises. The expanded tree grows as the product
 of the traverser's branching, so this suits games with few traverser decisions (poker), not
