@@ -15,7 +15,7 @@ raw ``(numeric, categorical)`` frames and this module to the backbone.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
 
 import jax
 import jax.numpy as jnp
@@ -23,6 +23,36 @@ import numpy as np
 from flax import nnx
 
 from exphil.data.spec import EmbeddingSpec
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
+class LinearMap:
+    """``(numeric, categorical) -> features @ w + b`` for the features ``[numeric, embedding of each
+    field]``, with the fields' tables already multiplied by their rows of ``w`` (a pytree: computed
+    once, it can be handed to jitted per-frame inference).
+
+    Per frame: ``numeric @ numeric_w`` plus one gathered row of ``rows`` per field (ids offset by
+    the vocabulary sizes before them): ``numeric_dim * K`` multiply-adds instead of
+    ``(numeric_dim + fields * embed_dim) * K``; no gradient flows into the numeric inputs.
+    """
+
+    numeric_w: jax.Array  # [numeric_dim, K]
+    rows: jax.Array  # [sum of vocabulary sizes, K]: each field's table times its rows of w
+    bias: jax.Array  # [K]
+    offsets: tuple[int, ...] = dataclasses.field(metadata={"static": True})  # first row of each field
+    names: tuple[str, ...] = dataclasses.field(metadata={"static": True})  # the fields, for errors
+
+    def __call__(self, numeric: jax.Array, categorical: jax.Array) -> jax.Array:
+        nd = self.numeric_w.shape[0]
+        if numeric.shape[-1] != nd or categorical.shape[-1] != len(self.names):
+            raise ValueError(
+                f"Embedding: expected numeric [..., {nd}] and categorical [..., {len(self.names)}] "
+                f"({', '.join(self.names)}), got {numeric.shape} and {categorical.shape}")
+        ids = categorical + jnp.asarray(self.offsets, categorical.dtype)
+        looked_up = jnp.take(self.rows, ids, axis=0)  # [..., fields, K]
+        return (numeric @ self.numeric_w.astype(numeric.dtype) + looked_up.sum(-2).astype(numeric.dtype)
+                + self.bias)
 
 
 class Embedding(nnx.Module):
@@ -42,35 +72,22 @@ class Embedding(nnx.Module):
 
     def __call__(self, numeric: jax.Array, categorical: jax.Array) -> jax.Array:
         """``[..., out_dim]``: ``proj`` of the numeric features and each field's embedding."""
-        return self._linear_map(self.proj.kernel[...], self.proj.bias[...])(numeric, categorical)
+        return self.linear_map()(numeric, categorical)
 
-    def folded(self, kernel: jax.Array, bias: jax.Array) -> Callable[[jax.Array, jax.Array], jax.Array]:
+    def linear_map(self) -> LinearMap:
+        """This embedding as one :class:`LinearMap` (its tables times the projection's rows)."""
+        return self._linear_map(self.proj.kernel[...], self.proj.bias[...])
+
+    def folded(self, kernel: jax.Array, bias: jax.Array) -> LinearMap:
         """``(numeric, categorical) -> self(numeric, categorical) @ kernel + bias`` as one map (the
         projection's and ``kernel``'s product applied once): a recurrent layer's input map with the
         embedding folded in. On the multishine preset (GRU-256) ~12% more frames/s than folding
         only the projection into the layer (BENCHMARKS.md, round 7)."""
         return self._linear_map(self.proj.kernel[...] @ kernel, self.proj.bias[...] @ kernel + bias)
 
-    def _linear_map(self, w: jax.Array, b: jax.Array) -> Callable[[jax.Array, jax.Array], jax.Array]:
-        """``(numeric, categorical) -> features @ w + b`` for the features ``[numeric, embedding of
-        each field]``, without building them: each field's table times its rows of ``w``, once per
-        call, and per frame ``numeric @ w[:numeric_dim]`` plus one gathered row per field. That is
-        ``numeric_dim * K`` multiply-adds per frame instead of ``(numeric_dim + fields * embed_dim)
-        * K``, and no gradient flows into the numeric inputs."""
+    def _linear_map(self, w: jax.Array, b: jax.Array) -> LinearMap:
+        """The :class:`LinearMap` of ``features @ w + b``: each field's table times its rows of ``w``."""
         nd, d = self.numeric_dim, self.embed_dim
         rows = jnp.concatenate([table.embedding[...] @ w[nd + f * d:nd + (f + 1) * d]
-                                for f, table in enumerate(self.tables)], axis=0)  # [sum of vocab sizes, K]
-
-        def apply(numeric: jax.Array, categorical: jax.Array) -> jax.Array:
-            looked_up = jnp.take(rows, self._stacked_ids(numeric, categorical), axis=0)  # [..., fields, K]
-            return numeric @ w[:nd].astype(numeric.dtype) + looked_up.sum(-2).astype(numeric.dtype) + b
-        return apply
-
-    def _stacked_ids(self, numeric: jax.Array, categorical: jax.Array) -> jax.Array:
-        """Row ids into the field tables stacked end to end; checks both inputs' widths."""
-        if numeric.shape[-1] != self.numeric_dim or categorical.shape[-1] != len(self.names):
-            raise ValueError(
-                f"Embedding: expected numeric [..., {self.numeric_dim}] and categorical "
-                f"[..., {len(self.names)}] ({', '.join(self.names)}), got {numeric.shape} and "
-                f"{categorical.shape}")
-        return categorical + jnp.asarray(self.offsets, categorical.dtype)
+                                for f, table in enumerate(self.tables)], axis=0)
+        return LinearMap(w[:nd], rows, b, self.offsets, self.names)

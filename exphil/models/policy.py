@@ -12,7 +12,7 @@ from flax import nnx
 from exphil.data.spec import EmbeddingSpec
 from exphil.models.backbones import build_backbone
 from exphil.models.config import PolicyConfig
-from exphil.models.embedding import Embedding
+from exphil.models.embedding import Embedding, LinearMap
 from exphil.models.heads import HEADS, greedy_choice, sample_values, sampling_choice
 from exphil.models.outputs import ControllerSample, HeadOutputs
 
@@ -23,7 +23,9 @@ class Policy(nnx.Module):
     """Predicts the controller of frame ``t + delay`` from frames ``<= t``.
 
     ``__call__`` runs whole sequences ``[B, T, ...]`` (training); ``init_carry`` / ``step`` /
-    ``sample`` run one frame ``[B, ...]`` at a time (live play) with identical outputs.
+    ``sample`` run one frame ``[B, ...]`` at a time (live play) with identical outputs. Live play
+    computes :meth:`frame_map` once per parameter set and hands it to every ``step`` / ``sample``:
+    a frame then costs no embedding-table products.
     """
 
     def __init__(self, cfg: PolicyConfig, spec: EmbeddingSpec, *, rngs: nnx.Rngs):
@@ -50,29 +52,44 @@ class Policy(nnx.Module):
         """Backbone state before the first frame."""
         return self.backbone.init_carry(batch_size)
 
-    def _hidden_step(self, carry: Carry, numeric_t: jax.Array, categorical_t: jax.Array):
-        x_t, extra = self._backbone_input(numeric_t, categorical_t)
-        carry, h = self.backbone.step(carry, x_t, *extra)
+    def frame_map(self) -> LinearMap:
+        """The map from a raw frame to the backbone's first input: the embedding, or the embedding
+        folded into the first layer's input map. A pytree of arrays, to compute once per parameter
+        set and pass to :meth:`step` / :meth:`sample` (``frame_map=``)."""
+        if getattr(self.backbone, "folds_embedding", False):
+            return self.backbone.input_map(self.embedding)
+        return self.embedding.linear_map()
+
+    def _hidden_step(self, carry: Carry, numeric_t: jax.Array, categorical_t: jax.Array,
+                     frame_map: LinearMap | None):
+        frame_map = self.frame_map() if frame_map is None else frame_map
+        if getattr(self.backbone, "folds_embedding", False):
+            carry, h = self.backbone.step(carry, (numeric_t, categorical_t), frame_map)
+        else:
+            carry, h = self.backbone.step(carry, frame_map(numeric_t, categorical_t))
         return carry, self.dropout(h)
 
-    def step(self, carry: Carry, numeric_t: jax.Array, categorical_t: jax.Array) -> tuple[Carry, HeadOutputs]:
+    def step(self, carry: Carry, numeric_t: jax.Array, categorical_t: jax.Array,
+             frame_map: LinearMap | None = None) -> tuple[Carry, HeadOutputs]:
         """One frame ``[B, ...]`` -> (carry, logits ``[B, ...]``), equal to ``__call__`` at that frame
-        (an autoregressive head conditions on greedy choices, as ``__call__`` without targets)."""
-        carry, h = self._hidden_step(carry, numeric_t, categorical_t)
+        (an autoregressive head conditions on greedy choices, as ``__call__`` without targets).
+        ``frame_map``: :meth:`frame_map`, precomputed (else computed in this call)."""
+        carry, h = self._hidden_step(carry, numeric_t, categorical_t, frame_map)
         return carry, self.head.choose(h, greedy_choice)[0]
 
     def sample(self, carry: Carry, numeric_t: jax.Array, categorical_t: jax.Array, key: jax.Array, *,
-               thresholds: jax.Array | np.ndarray | None = None,
-               temperature: float = 1.0) -> tuple[Carry, ControllerSample, HeadOutputs]:
+               thresholds: jax.Array | np.ndarray | None = None, temperature: float = 1.0,
+               frame_map: LinearMap | None = None) -> tuple[Carry, ControllerSample, HeadOutputs]:
         """One frame of inference: (carry, chosen controller, logits).
 
         Buttons are pressed where ``sigmoid(logit) >= thresholds`` (per button; 0.5 when None);
         stick and shoulder classes are sampled at ``temperature`` (argmax at 0). An
         autoregressive head conditions each component on the values chosen before it.
+        ``frame_map`` as in :meth:`step`.
         """
         if thresholds is None:
             thresholds = jnp.full((self.num_buttons,), 0.5, jnp.float32)
-        carry, h = self._hidden_step(carry, numeric_t, categorical_t)
+        carry, h = self._hidden_step(carry, numeric_t, categorical_t, frame_map)
         logits, values = self.head.choose(h, sampling_choice(key, jnp.asarray(thresholds), temperature))
         return carry, sample_values(values), logits
 

@@ -8,7 +8,9 @@ A layer can fold the policy's embedding into its input map (``embedding``): the 
 projection and the layer's input projection multiply out once per call
 (:meth:`exphil.models.embedding.Embedding.folded`), and the layer's input is the raw
 ``(numeric, categorical)`` frames. The function, the parameters and their gradients are those
-of the maps applied in turn (up to float rounding).
+of the maps applied in turn (up to float rounding). Per-frame inference can take that folded map
+precomputed (:meth:`_Recurrent.input_map`) instead of the embedding, so that a frame costs no
+table products.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import jax.numpy as jnp
 from flax import nnx
 
 from exphil.models.backbones.stack import Carry, time_major_scan
-from exphil.models.embedding import Embedding
+from exphil.models.embedding import Embedding, LinearMap
 
 Frames = jax.Array | tuple[jax.Array, jax.Array]
 """A layer's input: features ``[..., F]``, or raw ``(numeric, categorical)`` frames with ``embedding``."""
@@ -44,28 +46,35 @@ class _Recurrent(nnx.Module):
         self.recurrent_kernel = nnx.Param(jnp.concatenate(kernels, axis=1))
         self.recurrent_bias = nnx.Param(jnp.zeros((self.gates * hidden,)))
 
-    def _bound_cell(self, embedding: Embedding | None):
-        """``(carry, x_t) -> (carry, y_t)`` with this layer's weights (and ``embedding``) closed over."""
-        wi, bi = self.input_proj.kernel[...], self.input_proj.bias[...]
+    def input_map(self, embedding: Embedding) -> LinearMap:
+        """``embedding`` folded into this layer's input projection: raw frames -> gate inputs."""
+        return embedding.folded(self.input_proj.kernel[...], self.input_proj.bias[...])
+
+    def _bound_cell(self, embedding: Embedding | LinearMap | None):
+        """``(carry, x_t) -> (carry, y_t)`` with this layer's weights (and ``embedding``, or its
+        folded map from :meth:`input_map`) closed over."""
         if embedding is None:
-            def input_map(x_t):
+            wi, bi = self.input_proj.kernel[...], self.input_proj.bias[...]
+
+            def gate_inputs(x_t):
                 return x_t @ wi + bi
         else:
-            folded = embedding.folded(wi, bi)
+            folded = embedding if isinstance(embedding, LinearMap) else self.input_map(embedding)
 
-            def input_map(x_t):
+            def gate_inputs(x_t):
                 return folded(*x_t)
         kernel, bias = self.recurrent_kernel[...], self.recurrent_bias[...]
-        return lambda carry, x_t: self._cell_fn(carry, input_map(x_t), kernel, bias)
+        return lambda carry, x_t: self._cell_fn(carry, gate_inputs(x_t), kernel, bias)
 
-    def __call__(self, x: Frames, embedding: Embedding | None = None) -> jax.Array:
+    def __call__(self, x: Frames, embedding: Embedding | LinearMap | None = None) -> jax.Array:
         """``[B, T, F] -> [B, T, H]``; with ``embedding``, ``x`` holds raw frames, embedded first."""
         first = jax.tree.leaves(x)[0]
         carry = jax.tree.map(lambda c: c.astype(first.dtype), self.init_carry(first.shape[0]))
         _, ys = time_major_scan(self._bound_cell(embedding), carry, x)
         return ys
 
-    def step(self, carry: Carry, x_t: Frames, embedding: Embedding | None = None) -> tuple[Carry, jax.Array]:
+    def step(self, carry: Carry, x_t: Frames,
+             embedding: Embedding | LinearMap | None = None) -> tuple[Carry, jax.Array]:
         return self._bound_cell(embedding)(carry, x_t)
 
 

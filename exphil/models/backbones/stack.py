@@ -68,7 +68,13 @@ class Stack(nnx.Module):
     def _finish(self, y: jax.Array) -> jax.Array:
         return y if self.norm is None else self.norm(y)
 
-    def _first_args(self, embedding: nnx.Module | None) -> tuple:
+    def input_map(self, embedding: nnx.Module) -> Any:
+        """The first layer's input map with ``embedding`` folded in (needs ``folds_embedding``):
+        computed once, it can stand for ``embedding`` in :meth:`step`."""
+        self._first_args(embedding)  # the check
+        return self.layers[0].input_map(embedding)
+
+    def _first_args(self, embedding: Any) -> tuple:
         """Extra arguments of the first layer: ``(embedding,)`` when the embedding is folded into it."""
         if embedding is None:
             return ()
@@ -87,7 +93,8 @@ class Stack(nnx.Module):
     def init_carry(self, batch_size: int) -> Carry:
         return tuple(layer.init_carry(batch_size) for layer in self.layers)
 
-    def step(self, carry: Carry, x_t: Any, embedding: nnx.Module | None = None) -> tuple[Carry, jax.Array]:
+    def step(self, carry: Carry, x_t: Any, embedding: Any = None) -> tuple[Carry, jax.Array]:
+        """One frame; ``embedding`` as in ``__call__``, or precomputed by :meth:`input_map`."""
         new = []
         for i, (layer, c) in enumerate(zip(self.layers, carry, strict=True)):
             extra = self._first_args(embedding) if i == 0 else ()
