@@ -18,7 +18,10 @@ NOTEBOOK_DIR = Path(__file__).resolve().parents[1] / "notebooks"
 CELL_TIMEOUT_S = 600
 
 # notebook file name -> why it takes more than ~60 s
-SLOW: dict[str, str] = {}
+SLOW: dict[str, str] = {
+    "deep_cfr.ipynb": "three Deep CFR runs (Kuhn, Leduc, Lost Cities), each compiling its traversals, fits "
+                      "and evaluation: ~100 s alone, ~165 s beside the rest of the default run",
+}
 
 
 def _params() -> list:
