@@ -37,16 +37,23 @@ class Policy(nnx.Module):
 
     def __call__(self, numeric: jax.Array, categorical: jax.Array, targets: Any = None) -> HeadOutputs:
         """Logits ``[B, T, ...]``; ``targets`` (``[B, T]`` fields) teacher-force an autoregressive head."""
-        x, extra = self._backbone_input(numeric, categorical)
+        x, extra = self._backbone_input(numeric, categorical, self.embedding)
         return self.head(self.dropout(self.backbone(x, *extra)), targets)
 
-    def _backbone_input(self, numeric: jax.Array, categorical: jax.Array) -> tuple[Any, tuple]:
+    @property
+    def _folds_embedding(self) -> bool:
+        """Whether the backbone folds the embedding into its first layer's input map."""
+        return bool(getattr(self.backbone, "folds_embedding", False))
+
+    def _backbone_input(self, numeric: jax.Array, categorical: jax.Array,
+                        embedding: Embedding | LinearMap) -> tuple[Any, tuple]:
         """(backbone input, extra backbone arguments). A backbone that folds the embedding into its
-        input map gets the raw frames and the embedding (the same function with fewer FLOPs per
-        frame, see :meth:`Embedding.folded`); any other gets the embedding's output."""
-        if getattr(self.backbone, "folds_embedding", False):
-            return (numeric, categorical), (self.embedding,)
-        return self.embedding(numeric, categorical), ()
+        input map gets the raw frames and ``embedding`` (the same function with fewer FLOPs per
+        frame, see :meth:`Embedding.folded`; a :class:`LinearMap` from :meth:`frame_map` is the
+        fold already done); any other gets ``embedding``'s output."""
+        if self._folds_embedding:
+            return (numeric, categorical), (embedding,)
+        return embedding(numeric, categorical), ()
 
     def init_carry(self, batch_size: int) -> Carry:
         """Backbone state before the first frame."""
@@ -56,17 +63,15 @@ class Policy(nnx.Module):
         """The map from a raw frame to the backbone's first input: the embedding, or the embedding
         folded into the first layer's input map. A pytree of arrays, to compute once per parameter
         set and pass to :meth:`step` / :meth:`sample` (``frame_map=``)."""
-        if getattr(self.backbone, "folds_embedding", False):
+        if self._folds_embedding:
             return self.backbone.input_map(self.embedding)
         return self.embedding.linear_map()
 
     def _hidden_step(self, carry: Carry, numeric_t: jax.Array, categorical_t: jax.Array,
                      frame_map: LinearMap | None):
         frame_map = self.frame_map() if frame_map is None else frame_map
-        if getattr(self.backbone, "folds_embedding", False):
-            carry, h = self.backbone.step(carry, (numeric_t, categorical_t), frame_map)
-        else:
-            carry, h = self.backbone.step(carry, frame_map(numeric_t, categorical_t))
+        x_t, extra = self._backbone_input(numeric_t, categorical_t, frame_map)
+        carry, h = self.backbone.step(carry, x_t, *extra)
         return carry, self.dropout(h)
 
     def step(self, carry: Carry, numeric_t: jax.Array, categorical_t: jax.Array,
