@@ -5,6 +5,8 @@
 For each (game, sampling) the same jitted traversal function with the same networks runs once
 with ``batch`` traversals and ``single_games`` times with one traversal; states per second count
 the decision nodes visited (after compilation, best of ``repeats``). Side by side in one process.
+External sampling sizes its per-depth pools as training does (``fitted_pool``, from a first
+call on the full pools); one traversal gets the full ones.
 """
 
 from __future__ import annotations
@@ -36,31 +38,50 @@ def _time(fn, repeats: int) -> float:
 
 def bench(game_name: str, sampling: str, cfg: BenchConfig) -> dict:
     import jax
+    import numpy as np
 
     from lostcities.deep_cfr.games import make_game
     from lostcities.deep_cfr.networks import NetSpec
-    from lostcities.deep_cfr.traversal import TraversalSpec, external_sampling, outcome_sampling
+    from lostcities.deep_cfr.traversal import TraversalSpec, external_sampling, fitted_pool, outcome_sampling
 
     game = make_game(game_name)
     net = NetSpec(game.observation_size, game.num_actions, cfg.hidden)
     params = (net.init(jax.random.key(1)), net.init(jax.random.key(2)))
-    spec = TraversalSpec(game, net, width={"kuhn": 2, "leduc": 8}.get(game_name, 1))
-    fn = jax.jit(outcome_sampling if sampling == "outcome" else external_sampling, static_argnums=(0, 5))
+    # Widths that bound one traversal's widest depth (a Leduc traversal can need 10 slots).
+    spec = TraversalSpec(game, net, width={"kuhn": 2, "leduc": 12}.get(game_name, 1))
     key = jax.random.key(cfg.seed)
+    keys = jax.random.split(key, cfg.single_games)
+    extra = {}
+    if sampling == "outcome":
+        fn = jax.jit(outcome_sampling, static_argnums=(0, 5))
+
+        def run(k, n):
+            return fn(spec, params, k, 0, 1, n)[2]
+    else:
+        fn, seen = jax.jit(external_sampling, static_argnums=(0, 5, 6)), {}
+        for k, n in [(key, cfg.batch), *((k, 1) for k in keys)]:  # the pools training would fit
+            per_traversal = np.asarray(fn(spec, params, k, 0, 1, n, None)[2]["occupancy"]) / n
+            seen[n] = np.maximum(seen.get(n, 0), per_traversal)
+        pools = {n: fitted_pool(spec, n, seen[n]) for n in seen}
+        extra = {"pool_batched": pools[cfg.batch], "pool_single": pools[1]}
+
+        def run(k, n):
+            stats = fn(spec, params, k, 0, 1, n, pools[n])[2]
+            if int(stats["overflow"]):
+                raise RuntimeError(f"{game_name}: a fitted pool overflowed on a call it was fitted to")
+            return stats
 
     def batched():
-        return jax.block_until_ready(fn(spec, params, key, 0, 1, cfg.batch)[2]["nodes"])
-
-    keys = jax.random.split(key, cfg.single_games)
+        return jax.block_until_ready(run(key, cfg.batch)["nodes"])
 
     def single():
-        return sum(int(fn(spec, params, k, 0, 1, 1)[2]["nodes"]) for k in keys)
+        return sum(int(run(k, 1)["nodes"]) for k in keys)
 
     nodes_b, nodes_s = int(batched()), single()  # also compiles both
     tb, ts = _time(batched, cfg.repeats), _time(single, cfg.repeats)
     rate_b, rate_s = nodes_b / tb, nodes_s / ts
     return {"game": game_name, "sampling": sampling, "batch": cfg.batch, "states_per_s_batched": rate_b,
-            "states_per_s_single": rate_s, "speedup": rate_b / rate_s}
+            "states_per_s_single": rate_s, "speedup": rate_b / rate_s, **extra}
 
 
 def main(cfg: BenchConfig) -> dict:

@@ -16,6 +16,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from flax import struct
 
 from lostcities.api import Game
@@ -25,7 +26,13 @@ from lostcities.deep_cfr.merge import merge_rows, merged_reservoir
 from lostcities.deep_cfr.networks import NetSpec
 from lostcities.deep_cfr.reservoir import Reservoir, reservoir_add, reservoir_init
 from lostcities.deep_cfr.table import TableNet, fit_table
-from lostcities.deep_cfr.traversal import TraversalSpec, external_sampling, outcome_sampling
+from lostcities.deep_cfr.traversal import (
+    TraversalSpec,
+    external_sampling,
+    fitted_pool,
+    full_pool,
+    outcome_sampling,
+)
 from runkit import config_tree
 
 __all__ = ["Solver", "SolverState", "make_solver"]
@@ -41,7 +48,10 @@ class SolverState:
     ``history``: a ring of finished iterations' advantage params stacked ``[H, 2, ...]``,
     iteration ``t`` in row ``(t - 1) % H`` (:meth:`Solver.history_depth`: every iteration for
     SD-CFR, the last ``league_size`` for a league, ``H = 1`` and unused otherwise);
-    ``iteration``: finished iterations (int32).
+    ``iteration``: finished iterations (int32); ``occupancy``: the pool slots per traversal at each
+    depth (float32 ``[max_decisions + 1]``, zeros before any call) that external sampling's pools
+    are sized from (:meth:`Solver._traverse`): checkpointed so that a resumed run sizes them as
+    it would have.
     """
 
     adv: Any
@@ -50,6 +60,7 @@ class SolverState:
     strat_buf: Reservoir
     history: Any
     iteration: jax.Array
+    occupancy: jax.Array
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,7 +124,7 @@ class Solver:
             adv=adv, strat=self.strat_net.init(self.key(0, 2)),
             adv_buf=_stack([reservoir_init(cfg.advantage.capacity, spec) for _ in range(2)]),
             strat_buf=reservoir_init(cfg.strategy.capacity, spec), history=history,
-            iteration=jnp.int32(0))
+            iteration=jnp.int32(0), occupancy=jnp.zeros(g.max_decisions + 1, jnp.float32))
 
     def num_chunks(self) -> int:
         return -(-self.cfg.traversals // self.cfg.chunk)
@@ -126,11 +137,7 @@ class Solver:
             nodes = 0
             for c in range(self.num_chunks()):
                 n = min(self.cfg.chunk, self.cfg.traversals - c * self.cfg.chunk)
-                state, st = _traverse_store(self, state, self.key(t, p, c), jnp.int32(p), jnp.int32(t), n)
-                if int(st["overflow"]):
-                    raise RuntimeError(
-                        f"{self.game.name}: external-sampling node pool overflowed by {int(st['overflow'])} "
-                        f"nodes at iteration {t}; raise --width (now {self.cfg.width})")
+                state, st = self._traverse(state, self.key(t, p, c), p, t, n)
                 nodes += int(st["nodes"])
             state, fs = _fit_advantage(self, state, self.key(t, p, 10_000), jnp.int32(p))
             stats[f"adv_loss_{p}"] = float(fs["loss"])
@@ -143,6 +150,28 @@ class Solver:
         stats["adv_rows"] = int(jnp.minimum(state.adv_buf.seen[0], self.cfg.advantage.capacity))
         stats["strategy_rows"] = int(jnp.minimum(state.strat_buf.seen, state.strat_buf.capacity))
         return state, stats
+
+    def _traverse(self, state: SolverState, key: jax.Array, p: int, t: int, n: int):
+        """One compiled call of ``n`` traversals stored into the buffers. Under external sampling
+        the pools are sized from ``state.occupancy``, which is set by the first call and raised
+        only when a call overflows them: that call stores nothing and is rerun on the full pools.
+        (Each new set of sizes costs a compilation, so they do not follow every call.)"""
+        args = (key, jnp.int32(p), jnp.int32(t), n)
+        if self.cfg.sampling == "outcome":
+            return _traverse_store(self, state, *args, None)
+        full = full_pool(self.traversal, n)
+        pool = fitted_pool(self.traversal, n, np.asarray(state.occupancy))
+        state, st = _traverse_store(self, state, *args, pool)
+        if int(st["overflow"]) and pool != full:
+            pool = full
+            state, st = _traverse_store(self, state, *args, pool)
+        if int(st["overflow"]):
+            raise RuntimeError(
+                f"{self.game.name}: external-sampling node pool overflowed by {int(st['overflow'])} "
+                f"nodes at iteration {t}; raise --width (now {self.cfg.width})")
+        if pool == full:  # the sizes follow the calls on the full pools: the first and each overflowed one
+            state = state.replace(occupancy=jnp.maximum(state.occupancy, st["occupancy"] / n))
+        return state, st
 
     def fit_average(self, state: SolverState) -> tuple[SolverState, dict[str, float]]:
         """Fit the average-strategy net from scratch on the strategy buffer."""
@@ -201,19 +230,24 @@ def _opponent_params(solver: Solver, state: SolverState, p: jax.Array, key: jax.
     return _row(state.adv, 1 - p)
 
 
-@functools.partial(jax.jit, static_argnums=(0, 5), donate_argnums=(1,))
+@functools.partial(jax.jit, static_argnums=(0, 5, 6), donate_argnums=(1,))
 def _traverse_store(solver: Solver, state: SolverState, key: jax.Array, p: jax.Array, t: jax.Array,
-                    n: int) -> tuple[SolverState, dict[str, jax.Array]]:
+                    n: int, pool: tuple[int, ...] | None = None) -> tuple[SolverState, dict[str, jax.Array]]:
+    """``n`` traversals of player ``p`` at iteration ``t`` offered to the buffers, unless the
+    external-sampling pools (``pool``) overflowed: then ``state`` comes back unchanged."""
     k_trav, k_adv, k_strat, k_opp = jax.random.split(key, 4)
     params = (_row(state.adv, p), _opponent_params(solver, state, p, k_opp), _row(state.adv, 1 - p))
-    traverse = outcome_sampling if solver.cfg.sampling == "outcome" else external_sampling
-    adv, strat, stats = traverse(solver.traversal, params, k_trav, p, t, n)
+    if solver.cfg.sampling == "outcome":
+        adv, strat, stats = outcome_sampling(solver.traversal, params, k_trav, p, t, n)
+    else:
+        adv, strat, stats = external_sampling(solver.traversal, params, k_trav, p, t, n, pool)
+    kept = stats["overflow"] == 0  # an overflowed call offers no row: the buffers stay as they were
+    adv, strat = {**adv, "valid": adv["valid"] & kept}, {**strat, "valid": strat["valid"] & kept}
     if solver.cfg.advantage.merge:
         adv = merge_rows(adv)
-    buf = _row(state.adv_buf, p)
-    buf = reservoir_add(buf, {k: adv[k] for k in buf.data}, adv["valid"], k_adv)
-    strat_buf = reservoir_add(state.strat_buf, {k: strat[k] for k in state.strat_buf.data},
-                              strat["valid"], k_strat)
+    buf = reservoir_add(_row(state.adv_buf, p), {k: adv[k] for k in state.adv_buf.data}, adv["valid"], k_adv)
+    strat_buf = reservoir_add(state.strat_buf, {k: strat[k] for k in state.strat_buf.data}, strat["valid"],
+                              k_strat)
     return state.replace(adv_buf=_set_row(state.adv_buf, p, buf), strat_buf=strat_buf), stats
 
 

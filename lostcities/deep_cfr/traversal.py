@@ -35,8 +35,8 @@ and the weight also carries ``prod sigma^t(a) / b(a)`` over the opponent's earli
 still arrive at ``sigma^t``'s own reach: the average net averages CFR iterates, not itself.
 
 External sampling, batched breadth-first. All traversals advance together one decision per
-depth through a node pool of static size ``num_traversals * width``: at ``p``'s nodes every legal
-action becomes a child node in the pool, at the opponent's nodes one action sampled from
+depth through node pools of static sizes (``pool``, one per depth): at ``p``'s nodes every legal
+action becomes a child node in the next pool, at the opponent's nodes one action sampled from
 ``sigma`` does, chance is sampled by ``step``; children are compacted into the next depth's pool
 with a prefix sum. A reverse sweep computes ``v(h) = sum_a sigma(a) v(ha)`` at ``p``'s nodes and
 stores the regrets ``v(ha) - v(h)`` (unbiased for ``r(h, a)``; ``h`` is reached with
@@ -47,32 +47,39 @@ With ``expand_opponent`` (config ``--sampling=chance``) the opponent's nodes are
 so only chance is sampled: every row then carries the opponent's reach ``pi_opp(h)`` as a weight
 (advantage rows: the counterfactual weight; strategy rows: the opponent's own reach) and the
 expectations above hold for ``weight * target`` with far less variance per traversal.
-Cost: one network evaluation (of both players' nets) per pool slot per depth, i.e. up to
-``max_decisions * num_traversals * width`` evaluations and rows of memory. The live slots of a
-depth are a prefix of the pool, so the networks run chunk by chunk (:func:`pool_strategies`)
-and a ``lax.cond`` skips the chunks past that prefix: on Leduc a traversal's 12.6 decision
-nodes (and its leaves) fill a minority of its 64 slots, and the batched traversal ran ~1.7x
-faster with the skip (BENCHMARKS.md, round 7). ``width`` must
-bound the widest depth of a traverser-expanded tree (Kuhn 2, Leduc ~12); a pool that overflows is
-reported in ``stats["overflow"]`` and the caller raises. The expanded tree grows as the product
-of the traverser's branching, so this suits games with few traverser decisions (poker), not
-Lost Cities, where outcome sampling is used.
+
+Cost and layout. Each pool keeps the nodes where ``p`` acts first, then the opponent's, then
+terminal and empty slots, so the nets run chunk by chunk (:func:`pool_strategies`) on the live
+slots only and each chunk runs only the net of the player(s) it holds. A depth's randomness is
+drawn in one call per depth (Gumbel noise for the opponent's samples, one chance key per child
+slot), indexed by slot. ``width`` bounds the nodes of one traversal at any depth (Kuhn 2,
+Leduc 10-12), so :func:`full_pool` (``num_traversals * width`` slots per depth) never overflows;
+but across thousands of traversals a depth holds its mean, far less (Leduc: 1-4.3 slots per
+traversal against 8-12), so training sizes the pools from the occupancy it has seen
+(:func:`fitted_pool`) and reruns a call that overflows them on the full pools. The rows (valid
+ones first) do not depend on the sizes (up to the nets' last bit), so the sizes change only
+speed. A pool that overflows is reported in ``stats["overflow"]``. The expanded tree grows as
+the product of the traverser's branching, so this suits games with few traverser decisions
+(poker), not Lost Cities, where outcome sampling is used.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from typing import Literal
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from lostcities.api import Game
 from lostcities.deep_cfr.networks import NetSpec
 from lostcities.deep_cfr.regret import Fallback, masked_softmax, regret_matching
 
 __all__ = [
-    "Params", "TraversalSpec", "external_sampling", "node_strategy", "outcome_sampling", "pool_strategies",
+    "Params", "TraversalSpec", "external_sampling", "fitted_pool", "full_pool", "node_strategy",
+    "outcome_sampling", "pool_strategies",
 ]
 
 Params = tuple  # (traverser's advantage net, opponent's behaviour net[, opponent's current advantage net])
@@ -99,6 +106,19 @@ class TraversalSpec:
             object.__setattr__(self, "opponent_net", self.net)
 
 
+def _own_strategy(spec: TraversalSpec, params: Params, obs: jax.Array, mask: jax.Array) -> jax.Array:
+    """The traverser's regret matching on its advantage net."""
+    return regret_matching(spec.net.apply(params[0], obs), mask, spec.fallback)
+
+
+def _opponent_strategy(spec: TraversalSpec, params: Params, obs: jax.Array, mask: jax.Array) -> jax.Array:
+    """The opponent's regret matching on its advantages, or its average net's softmax."""
+    out = spec.opponent_net.apply(params[1], obs)
+    if spec.opponent == "average":
+        return masked_softmax(out, mask)
+    return regret_matching(out, mask, spec.fallback)
+
+
 def node_strategy(spec: TraversalSpec, params: Params, state, traverser) -> tuple[jax.Array, ...]:
     """(player, observation, mask, strategy) at ``state`` for its acting player.
 
@@ -110,41 +130,42 @@ def node_strategy(spec: TraversalSpec, params: Params, state, traverser) -> tupl
     p = game.current_player(state)
     obs = game.observation(state, p)
     mask = game.legal_action_mask(state)
-    own = regret_matching(spec.net.apply(params[0], obs), mask, spec.fallback)
-    if spec.opponent == "average":
-        other = masked_softmax(spec.opponent_net.apply(params[1], obs), mask)
-    else:
-        other = regret_matching(spec.opponent_net.apply(params[1], obs), mask, spec.fallback)
+    own, other = _own_strategy(spec, params, obs, mask), _opponent_strategy(spec, params, obs, mask)
     return p, obs, mask, jnp.where(p == traverser, own, other)
 
 
 NODE_CHUNK = 1024
-"""Pool slots per network evaluation in external sampling (chunks past the live prefix are skipped)."""
+"""Pool slots per network evaluation in external sampling (chunks past the live slots are skipped)."""
 
 
-def _chunking(size: int, chunk: int) -> tuple[int, int]:
-    """(chunks, slots per chunk) tiling ``size`` slots exactly, each chunk at most ``chunk`` slots."""
-    count = next(n for n in range(-(-size // chunk), size + 1) if size % n == 0)
-    return count, size // count
-
-
-def pool_strategies(spec: TraversalSpec, params: Params, states, traverser, live_slots: jax.Array,
-                    chunk: int = NODE_CHUNK) -> tuple[jax.Array, ...]:
-    """:func:`node_strategy` of every pool slot, evaluated chunk by chunk; chunks wholly past the
-    first ``live_slots`` slots are skipped and read as zeros (their slots must not be used)."""
+def pool_strategies(spec: TraversalSpec, params: Params, states, traverser, own_slots: jax.Array,
+                    live_slots: jax.Array, chunk: int) -> tuple[jax.Array, ...]:
+    """:func:`node_strategy` of a pool whose first ``own_slots`` slots are the traverser's nodes
+    and the next ones up to ``live_slots`` the opponent's. The nets run ``chunk`` slots at a time,
+    each chunk only the nets of the players it holds; chunks wholly past ``live_slots`` are
+    skipped and their strategies read as zeros (they must not be used)."""
+    game = spec.game
     size = jax.tree.leaves(states)[0].shape[0]
-    count, width = _chunking(size, chunk)
-    nodes = jax.vmap(lambda s: node_strategy(spec, params, s, traverser))
-    shapes = jax.eval_shape(nodes, jax.tree.map(lambda x: x[:width], states))
+    if size % chunk:
+        raise ValueError(f"a pool of {size} slots does not tile into chunks of {chunk}")
+    p = jax.vmap(game.current_player)(states)
+    obs = jax.vmap(game.observation)(states, p)
+    mask = jax.vmap(game.legal_action_mask)(states)
+    none = jnp.zeros((chunk, game.num_actions), jnp.float32)
 
-    def evaluate(i):
-        return nodes(jax.tree.map(lambda x: jax.lax.dynamic_slice_in_dim(x, i * width, width), states))
+    def evaluate(lo):
+        o, m = jax.lax.dynamic_slice_in_dim(obs, lo, chunk), jax.lax.dynamic_slice_in_dim(mask, lo, chunk)
+        own = jax.lax.cond(lo < own_slots, lambda: _own_strategy(spec, params, o, m), lambda: none)
+        other = jax.lax.cond((lo + chunk > own_slots) & (lo < live_slots),
+                             lambda: _opponent_strategy(spec, params, o, m), lambda: none)
+        return jnp.where((jax.lax.dynamic_slice_in_dim(p, lo, chunk) == traverser)[:, None], own, other)
 
-    def skip(i):
-        return jax.tree.map(lambda a: jnp.zeros(a.shape, a.dtype), shapes)
+    def one(i):
+        return jax.lax.cond(i * chunk < live_slots, evaluate, lambda _: none, i * chunk)
 
-    out = jax.lax.map(lambda i: jax.lax.cond(i * width < live_slots, evaluate, skip, i), jnp.arange(count))
-    return jax.tree.map(lambda x: x.reshape(size, *x.shape[2:]), out)
+    if size == chunk:
+        return p, obs, mask, one(0)
+    return p, obs, mask, jax.lax.map(one, jnp.arange(size // chunk)).reshape(size, -1)
 
 
 def recorded_strategy(spec: TraversalSpec, params: Params, obs: jax.Array, mask: jax.Array,
@@ -215,67 +236,134 @@ def outcome_sampling(spec: TraversalSpec, params: Params, key: jax.Array, traver
     return adv, strat, stats
 
 
+def pool_chunk(spec: TraversalSpec, num_traversals: int) -> int:
+    """Slots per network evaluation for ``num_traversals`` traversals; every depth's pool is a
+    multiple of it, so a slot's results never depend on the pool sizes (same matmul shapes)."""
+    return min(NODE_CHUNK, num_traversals * spec.width)
+
+
+def _round_up(x: int, step: int) -> int:
+    return -(-x // step) * step
+
+
+def full_pool(spec: TraversalSpec, num_traversals: int) -> tuple[int, ...]:
+    """Pool sizes for depths ``0 .. max_decisions`` (the last holds the final, terminal nodes)
+    that suffice whenever ``spec.width`` bounds every depth's nodes per traversal."""
+    c = pool_chunk(spec, num_traversals)
+    wide = _round_up(num_traversals * spec.width, c)
+    return (_round_up(num_traversals, c),) + (wide,) * spec.game.max_decisions
+
+
+def fitted_pool(spec: TraversalSpec, num_traversals: int, per_traversal,
+                margin: float = 1.25) -> tuple[int, ...]:
+    """Pool sizes ``margin`` above ``per_traversal`` slots per traversal at each depth (the most
+    seen so far: ``stats["occupancy"] / num_traversals``; zeros where nothing was seen give the
+    full pools), in whole chunks and never above :func:`full_pool`. The rows do not depend on the
+    sizes but for the last bit of the network outputs; a call that overflows them is rerun on
+    the full pools by the caller."""
+    full = full_pool(spec, num_traversals)
+    per_traversal = np.asarray(per_traversal, np.float64)
+    if not per_traversal.any():
+        return full
+    c = pool_chunk(spec, num_traversals)
+    need = np.ceil(per_traversal * num_traversals * margin).astype(np.int64)
+    return tuple(min(f, max(c, _round_up(int(k), c))) for k, f in zip(need, full, strict=True))
+
+
+def _take(tree, index: jax.Array):
+    """The slots ``index`` of a pool of states."""
+    return jax.tree.map(lambda x: x[index], tree)
+
+
+def _player_order(game: Game, states, valid: jax.Array, traverser) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """(permutation, traverser's nodes, live nodes) that puts a pool's live nodes where the
+    traverser acts first, then those where the opponent acts, then terminal and empty slots;
+    each group keeps its slot order."""
+    live = valid & ~jax.vmap(game.terminal)(states)
+    own = live & (jax.vmap(game.current_player)(states) == traverser)
+    other = live & ~own
+    n_own, n_live = own.sum(), live.sum()
+    dest = jnp.where(own, jnp.cumsum(own) - 1,
+                     jnp.where(other, n_own + jnp.cumsum(other) - 1, n_live + jnp.cumsum(~live) - 1))
+    perm = jnp.zeros(dest.shape, jnp.int32).at[dest].set(jnp.arange(dest.shape[0], dtype=jnp.int32))
+    return perm, n_own, n_live
+
+
+def _valid_first(rows: dict[str, jax.Array]) -> dict[str, jax.Array]:
+    """``rows`` with the valid ones moved to the front in their order (the rest flagged invalid)."""
+    valid = rows["valid"]
+    size = valid.shape[0]
+    src = jnp.zeros(size, jnp.int32).at[jnp.where(valid, jnp.cumsum(valid) - 1, size)].set(
+        jnp.arange(size, dtype=jnp.int32), mode="drop")
+    out = {k: v[src] for k, v in rows.items() if k != "valid"}
+    return {**out, "valid": jnp.arange(size) < valid.sum()}
+
+
 def external_sampling(spec: TraversalSpec, params: Params, key: jax.Array, traverser: int | jax.Array,
-                      iteration: jax.Array, num_traversals: int) -> tuple[dict, dict, dict]:
-    """``num_traversals`` external-sampling traversals (breadth-first pool); (adv, strategy rows, stats)."""
+                      iteration: jax.Array, num_traversals: int,
+                      pool: tuple[int, ...] | None = None) -> tuple[dict, dict, dict]:
+    """``num_traversals`` external-sampling traversals (breadth-first pools); (adv, strategy rows,
+    stats). ``pool``: slots per depth (static; default :func:`full_pool`). The rows, valid ones
+    first, are the same for every ``pool`` that does not overflow (up to the last bit of the
+    network outputs: the nets run in chunks of the same shape, compiled in different programs)."""
     game = spec.game
     num_a = game.num_actions
-    size = num_traversals * spec.width
-    k_init, k_play = jax.random.split(key)
-    roots = jax.vmap(game.init)(jax.random.split(k_init, num_traversals))
-    pad = jnp.minimum(jnp.arange(size), num_traversals - 1)
-    states = jax.tree.map(lambda x: x[pad], roots)
-    valid = jnp.arange(size) < num_traversals
-    keys = jax.random.split(k_play, size)
+    n = num_traversals
+    pool = full_pool(spec, n) if pool is None else tuple(pool)
+    chunk = pool_chunk(spec, n)
+    if len(pool) != game.max_decisions + 1 or any(size % chunk or size < 1 for size in pool) or pool[0] < n:
+        raise ValueError(f"pool sizes {pool}: need {game.max_decisions + 1} multiples of {chunk}, "
+                         f"the first >= {n}")
     expand_opp = spec.expand_opponent
-
-    def expand(carry, _):
-        states, valid, keys, reach, overflow = carry
+    k_init, k_play = jax.random.split(key)
+    roots = jax.vmap(game.init)(jax.random.split(k_init, n))
+    states = _take(roots, jnp.minimum(jnp.arange(pool[0]), n - 1))
+    valid = jnp.arange(pool[0]) < n
+    perm, own_slots, live_slots = _player_order(game, states, valid, traverser)
+    states, reach = _take(states, perm), jnp.ones(pool[0])
+    overflow, occupancy, recs = jnp.int32(0), [valid.sum()], []
+    for depth, (size, nxt) in enumerate(itertools.pairwise(pool)):
+        k_sample, k_chance = jax.random.split(jax.random.fold_in(k_play, depth))
         term = jax.vmap(game.terminal)(states)
         live = valid & ~term
-        p, obs, mask, sigma = pool_strategies(spec, params, states, traverser, valid.sum())  # valid: a prefix
+        p, obs, mask, sigma = pool_strategies(spec, params, states, traverser, own_slots, live_slots, chunk)
         is_trav = p == traverser
-        u = jax.vmap(game.returns)(states)[:, traverser]
-        split = jax.vmap(lambda k: jax.random.split(k, 3))(keys)
-        sampled = jax.vmap(jax.random.categorical)(split[:, 0], _log(sigma))
-        one = jax.nn.one_hot(sampled, num_a, dtype=bool)
-        branch = is_trav | expand_opp
-        cand = (live[:, None] & jnp.where(branch[:, None], mask, one)).reshape(-1)
-        pos = jnp.cumsum(cand) - 1
+        sampled = jnp.argmax(_log(sigma) + jax.random.gumbel(k_sample, sigma.shape), axis=-1)
+        chosen = jnp.where((is_trav | expand_opp)[:, None], mask, jax.nn.one_hot(sampled, num_a, dtype=bool))
+        cand = (live[:, None] & chosen).reshape(-1)
         total = cand.sum()
-        dest = jnp.where(cand & (pos < size), pos, size)
-        src = jnp.zeros(size, jnp.int32).at[dest].set(jnp.arange(size * num_a, dtype=jnp.int32), mode="drop")
+        dest = jnp.where(cand, jnp.cumsum(cand) - 1, nxt)
+        src = jnp.zeros(nxt, jnp.int32).at[dest].set(jnp.arange(size * num_a, dtype=jnp.int32), mode="drop")
         parent, action = src // num_a, src % num_a
-        child_valid = jnp.arange(size) < total
-        chance = jax.vmap(jax.random.fold_in)(split[parent, 1], action)
-        children = jax.vmap(game.step)(jax.tree.map(lambda x: x[parent], states), action, chance)
-        child_keys = jax.vmap(jax.random.fold_in)(split[parent, 2], action)
+        child_valid = jnp.arange(nxt) < total
+        children = jax.vmap(game.step)(_take(states, parent), action, jax.random.split(k_chance, nxt))
         step_prob = jnp.where(expand_opp & ~is_trav[parent], sigma[parent, action], 1.0)
-        rec = {"obs": obs, "mask": mask, "sigma": sigma, "trav": live & is_trav, "opp": live & ~is_trav,
-               "leaf": valid & term, "u": u, "parent": parent, "action": action, "child_valid": child_valid,
-               "reach": reach}
-        carry = (children, child_valid, child_keys, reach[parent] * step_prob,
-                 overflow + jnp.maximum(total - size, 0))
-        return carry, rec
-
-    (last, last_valid, _, _, overflow), rec = jax.lax.scan(
-        expand, (states, valid, keys, jnp.ones(size), jnp.int32(0)), None, length=game.max_decisions)
-    last_term = jax.vmap(game.terminal)(last)
-    unfinished = (last_valid & ~last_term).sum()
-    v_last = jnp.where(last_valid & last_term, jax.vmap(game.returns)(last)[:, traverser], 0.0)
-
-    def back(v_next, r):
-        dest = jnp.where(r["child_valid"], r["parent"], size)
-        vc = jnp.zeros((size, num_a)).at[dest, r["action"]].set(v_next, mode="drop")
+        order, own_slots, live_slots = _player_order(game, children, child_valid, traverser)
+        recs.append({"obs": obs, "mask": mask, "sigma": sigma, "trav": live & is_trav, "opp": live & ~is_trav,
+                     "leaf": valid & term, "u": jax.vmap(game.returns)(states)[:, traverser],
+                     "parent": parent[order], "action": action[order], "child_valid": child_valid,
+                     "reach": reach})
+        overflow += jnp.maximum(total - nxt, 0)
+        occupancy.append(total)
+        states, valid = _take(children, order), child_valid
+        reach = (reach[parent] * step_prob)[order]
+    last_term = jax.vmap(game.terminal)(states)
+    unfinished = (valid & ~last_term).sum()
+    v_next = jnp.where(valid & last_term, jax.vmap(game.returns)(states)[:, traverser], 0.0)
+    regrets = []
+    for r, size in zip(reversed(recs), reversed(pool[:-1]), strict=True):
+        vc = jnp.zeros((size, num_a)).at[jnp.where(r["child_valid"], r["parent"], size), r["action"]].set(
+            v_next, mode="drop")
         v = jnp.where(r["trav"] | expand_opp, (r["sigma"] * vc).sum(-1), vc.sum(-1))
-        v = jnp.where(r["leaf"], r["u"], jnp.where(r["trav"] | r["opp"], v, 0.0))
-        regret = jnp.where(r["mask"] & r["trav"][:, None], vc - v[:, None], 0.0)
-        return v, regret
+        v_next = jnp.where(r["leaf"], r["u"], jnp.where(r["trav"] | r["opp"], v, 0.0))
+        regrets.append(jnp.where(r["mask"] & r["trav"][:, None], vc - v_next[:, None], 0.0))
 
-    _, regret = jax.lax.scan(back, v_last, rec, reverse=True)
+    def cat(name):
+        return jnp.concatenate([r[name] for r in recs])
+
     t = jnp.asarray(iteration, jnp.float32)
-    adv = _rows(rec["obs"], rec["mask"], regret, t * rec["reach"], rec["trav"])
-    strat = _rows(rec["obs"], rec["mask"], rec["sigma"], t * rec["reach"], rec["opp"])
-    stats = {"nodes": (rec["trav"] | rec["opp"]).sum(), "overflow": overflow + unfinished,
-             "terminal": unfinished == 0}
-    return adv, strat, stats
+    adv = _rows(cat("obs"), cat("mask"), jnp.concatenate(regrets[::-1]), t * cat("reach"), cat("trav"))
+    strat = _rows(cat("obs"), cat("mask"), cat("sigma"), t * cat("reach"), cat("opp"))
+    stats = {"nodes": (cat("trav") | cat("opp")).sum(), "overflow": overflow + unfinished,
+             "terminal": unfinished == 0, "occupancy": jnp.stack(occupancy)}
+    return _valid_first(adv), _valid_first(strat), stats

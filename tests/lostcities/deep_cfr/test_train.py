@@ -28,7 +28,8 @@ REPO = Path(__file__).resolve().parents[3]
 def test_short_kuhn_run_lowers_nash_conv(tmp_path):
     cfg = DeepCFRConfig(game="kuhn", iterations=12, traversals=500, run_dir=str(tmp_path / "run"),
                         progress=False)
-    cfg = config_tree.override(cfg, {"advantage.steps": 100, "strategy.steps": 600, "eval.every": 6})
+    cfg = config_tree.override(cfg, {"advantage.steps": 100, "strategy.steps": 600, "eval.every": 6,
+                                     "eval.policy": "both"})
     result = train(cfg)
     assert result["nash_conv_average_net"] < 0.3 * UNIFORM_KUHN_NASH_CONV
     assert result["nash_conv_sdcfr"] < 0.3 * UNIFORM_KUHN_NASH_CONV

@@ -16,10 +16,13 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from lostcities.deep_cfr.games import make_game
 from lostcities.deep_cfr.networks import NetSpec
 from lostcities.deep_cfr.traversal import (
     TraversalSpec,
     external_sampling,
+    fitted_pool,
+    full_pool,
     node_strategy,
     outcome_sampling,
     pool_strategies,
@@ -125,18 +128,84 @@ def test_pool_overflow_is_reported():
     assert int(stats["overflow"]) > 0
 
 
-def test_pool_strategies_evaluate_the_live_prefix_chunk_by_chunk():
-    """10 slots in chunks of at most 3 tile as 5 chunks of 2; with 5 live slots the chunks
-    starting at slots 0, 2 and 4 are evaluated (equal to node_strategy slot by slot) and the
-    chunks at 6 and 8 are skipped (zeros)."""
+def test_pool_strategies_evaluate_the_players_slots_chunk_by_chunk():
+    """12 slots in chunks of 2: slots 0-2 are player 1's (the traverser), 3-5 player 0's, 6-11
+    past the live ones. The first six strategies equal node_strategy slot by slot (the chunk of
+    slots 2-3 holds both players), the rest read zero; players, observations and masks are
+    every slot's."""
     game, _, net, _, _ = setup()
     params = (net.init(jax.random.key(1)), net.init(jax.random.key(2)))
     spec = TraversalSpec(game, net, "uniform", 0.6, 2)
-    states = jax.vmap(game.init)(jax.random.split(jax.random.key(5), 10))
-    states = jax.vmap(lambda s, a: game.step(s, a, jax.random.key(0)))(states, jnp.arange(10) % 2)
-    pooled = jax.jit(pool_strategies, static_argnums=(0, 5))(spec, params, states, 1, jnp.int32(5), 3)
+    roots = jax.vmap(game.init)(jax.random.split(jax.random.key(5), 12))
+    stepped = jax.vmap(lambda s, a: game.step(s, a, jax.random.key(0)))(roots, jnp.arange(12) % 2)
+    states = jax.tree.map(lambda a, b: jnp.concatenate([a[:3], b[3:]]), stepped, roots)
+    assert list(jax.vmap(game.current_player)(states)[:6]) == [1, 1, 1, 0, 0, 0]
+    pooled = jax.jit(pool_strategies, static_argnums=(0, 6))(
+        spec, params, states, 1, jnp.int32(3), jnp.int32(6), 2)
     slot_by_slot = jax.vmap(lambda s: node_strategy(spec, params, s, 1))(states)
-    for got, want in zip(pooled, slot_by_slot, strict=True):
-        np.testing.assert_allclose(got[:6], want[:6], rtol=1e-6, atol=1e-7)
-        assert not np.any(np.asarray(got[6:]))
+    for got, want in zip(pooled[:3], slot_by_slot[:3], strict=True):
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_allclose(pooled[3][:6], slot_by_slot[3][:6], rtol=1e-6, atol=1e-7)
+    assert not np.any(np.asarray(pooled[3][6:]))
     assert np.any(np.asarray(pooled[3][:6]) != np.asarray(pooled[3][:6])[:1])  # strategies differ by slot
+
+
+@functools.cache
+def leduc_setup():
+    game = make_game("leduc")
+    net = NetSpec(game.observation_size, game.num_actions, (16,))
+    params = (net.init(jax.random.key(1)), net.init(jax.random.key(2)))
+    return game, TraversalSpec(game, net, width=12), params
+
+
+@pytest.mark.parametrize("player", [0, 1])
+def test_rows_do_not_depend_on_the_pool_sizes(player):
+    """Pools fitted to a call's occupancy (tight and with the default margin) give the full pools'
+    rows: the same nodes in the same order, values equal up to the nets' last bit (the chunks
+    run in different compiled programs). Sizes only change speed."""
+    _, spec, params = leduc_setup()
+    run = jax.jit(external_sampling, static_argnums=(0, 5, 6))
+    key, n = jax.random.key(11), 256
+    full = run(spec, params, key, player, 1, n, None)
+    occupancy = np.asarray(full[2]["occupancy"])
+    assert occupancy[0] == n and occupancy.max() > 1024  # wider than one chunk: the pools can shrink
+    for margin in (1.0, 1.25):
+        pool = fitted_pool(spec, n, occupancy / n, margin)
+        assert sum(pool) < sum(full_pool(spec, n))
+        sized = run(spec, params, key, player, 1, n, pool)
+        assert int(sized[2]["overflow"]) == 0
+        np.testing.assert_array_equal(sized[2]["occupancy"], occupancy)
+        for want, got in zip(full[:2], sized[:2], strict=True):
+            k = int(np.asarray(want["valid"]).sum())
+            assert k > 0 and int(np.asarray(got["valid"]).sum()) == k and np.asarray(got["valid"])[:k].all()
+            for field in ("obs", "mask"):
+                np.testing.assert_array_equal(np.asarray(got[field])[:k], np.asarray(want[field])[:k])
+            for field in ("target", "weight"):
+                np.testing.assert_allclose(np.asarray(got[field])[:k], np.asarray(want[field])[:k],
+                                           rtol=1e-5, atol=1e-5)
+
+
+def test_a_pool_smaller_than_a_depth_needs_is_reported_as_overflow():
+    """256 Leduc traversals fill more than one 1,024-slot chunk at their widest depths."""
+    _, spec, params = leduc_setup()
+    n = 256
+    occupancy = np.asarray(external_sampling(spec, params, jax.random.key(11), 0, 1, n)[2]["occupancy"])
+    first = int(np.argmax(occupancy > 1024))
+    assert first > 0
+    stats = external_sampling(spec, params, jax.random.key(11), 0, 1, n, (1024,) * len(occupancy))[2]
+    assert int(stats["overflow"]) >= occupancy[first] - 1024 > 0
+
+
+def test_fitted_pools_cover_the_occupancy_with_a_margin_in_whole_chunks():
+    _, spec, _ = leduc_setup()
+    n = 4096
+    per_traversal = np.array([1, 2, 2, 4, 4, 4, 1, 1, 0])
+    assert fitted_pool(spec, n, np.zeros(9)) == full_pool(spec, n)  # nothing seen yet
+    # 1.25 * 2 * 4,096 = 10,240 slots (ten 1,024-slot chunks); 1.25 * 4 * 4,096 = 20,480; at least
+    # a chunk; the roots' pool never above the 4,096 roots.
+    assert fitted_pool(spec, n, per_traversal) == (4096, 10240, 10240, 20480, 20480, 20480, 5120, 5120, 1024)
+    assert fitted_pool(spec, n, per_traversal, margin=1.0) == (4096, 8192, 8192, 16384, 16384, 16384, 4096,
+                                                                4096, 1024)
+    assert fitted_pool(spec, n, (per_traversal + 1) * 20) == full_pool(spec, n)  # never above the full pools
+    assert full_pool(spec, n) == (4096,) + (49152,) * 8  # width 12
+    assert fitted_pool(spec, 1, per_traversal) == full_pool(spec, 1) == (12,) * 9  # one chunk of 12
