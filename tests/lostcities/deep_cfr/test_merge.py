@@ -101,11 +101,11 @@ def test_merged_reservoir_holds_the_buffers_groups_at_its_front(seed, values, ca
 @pytest.mark.slow  # compiles a Kuhn solver: ~20 s of CPU
 def test_fit_merged_fits_each_advantage_net_on_its_merged_buffer():
     # The solver's fit with ``advantage.fit_merged`` equals the plain fit on buffers merged
-    # beforehand (same start, same key), and differs from the plain fit on the raw buffers.
+    # beforehand (same start, same key), and differs from the plain fit on the raw (unmerged) buffers.
     game, base = make_game("kuhn"), DeepCFRConfig()
 
     def solver_for(fit_merged: bool):
-        adv = dataclasses.replace(base.advantage, fit_merged=fit_merged, reinit=False)
+        adv = dataclasses.replace(base.advantage, fit_merged=fit_merged, reinit=False, merge=False)
         return make_solver(resolve(dataclasses.replace(base, game="kuhn", iterations=2, traversals=200,
                                                        progress=False, advantage=adv)), game)
 
