@@ -12,7 +12,9 @@ from lostcities.deep_cfr.solver import _opponent_params, _traverse_store, make_s
 from runkit import config_tree
 from runkit.checkpoint import Checkpointer
 
-_SMALL = {"advantage.steps": 10, "strategy.steps": 10, "advantage.hidden": (8,), "strategy.hidden": (8,)}
+# Raw (unmerged) advantage rows, so that buffer counts are node counts.
+_SMALL = {"advantage.steps": 10, "strategy.steps": 10, "advantage.hidden": (8,), "strategy.hidden": (8,),
+          "advantage.merge": False, "advantage.fit_merged": False}
 
 
 def _solver(**fields):
