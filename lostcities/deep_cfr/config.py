@@ -86,7 +86,7 @@ class DeepCFRConfig:
     resume: str = ""  # a run folder to continue exactly (its config.json wins)
     fallback: Literal["argmax", "uniform", "negative"] = "argmax"
     exploration: float = 0.6  # outcome sampling: uniform mass mixed into the traverser's policy
-    width: int | None = None  # external sampling: node-pool slots per traversal
+    width: int | None = None  # external sampling: full-pool slots per traversal at each depth
     keep_value_nets: bool | None = None  # keep each iteration's nets (SD-CFR policy)
     opponent: Literal["current", "average", "league"] = "current"  # Lost Cities training opponent
     league_size: int = 8  # league (training opponent or evaluation): past snapshots kept
@@ -108,8 +108,10 @@ _POKER = {
     "eval.games": 0, "checkpoint_every": 50,
 }
 
-# External-sampling pool slots per traversal (the widest depth of a traverser-expanded tree,
-# terminal nodes included), by game and sampling scheme; outcome sampling needs none.
+# External sampling's full pools: slots per traversal at each depth (terminal nodes included), by
+# game and sampling scheme; outcome sampling needs none. They bound a call's widest depth over
+# its thousands of traversals (one Leduc traversal alone can need 10); training runs on pools
+# fitted to the occupancy seen and falls back to these only after an overflow.
 WIDTHS = {"kuhn": {"external": 2, "chance": 4}, "leduc": {"external": 8, "chance": 24}}
 
 GAME_DEFAULTS: dict[str, dict[str, Any]] = {
