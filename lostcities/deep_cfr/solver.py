@@ -151,7 +151,8 @@ class Solver:
         stats["strategy_rows"] = int(jnp.minimum(state.strat_buf.seen, state.strat_buf.capacity))
         return state, stats
 
-    def _traverse(self, state: SolverState, key: jax.Array, p: int, t: int, n: int):
+    def _traverse(self, state: SolverState, key: jax.Array, p: int, t: int,
+                  n: int) -> tuple[SolverState, dict[str, jax.Array]]:
         """One compiled call of ``n`` traversals stored into the buffers. Under external sampling
         the pools are sized from ``state.occupancy``, which is set by the first call and raised
         only when a call overflows them: that call stores nothing and is rerun on the full pools.

@@ -238,7 +238,7 @@ def outcome_sampling(spec: TraversalSpec, params: Params, key: jax.Array, traver
 
 def pool_chunk(spec: TraversalSpec, num_traversals: int) -> int:
     """Slots per network evaluation for ``num_traversals`` traversals; every depth's pool is a
-    multiple of it, so a slot's results never depend on the pool sizes (same matmul shapes)."""
+    multiple of it, so the nets run on chunks of one shape whatever the pool sizes."""
     return min(NODE_CHUNK, num_traversals * spec.width)
 
 
