@@ -106,9 +106,10 @@ class TraversalSpec:
             object.__setattr__(self, "opponent_net", self.net)
 
 
-def _own_strategy(spec: TraversalSpec, params: Params, obs: jax.Array, mask: jax.Array) -> jax.Array:
-    """The traverser's regret matching on its advantage net."""
-    return regret_matching(spec.net.apply(params[0], obs), mask, spec.fallback)
+def _regret_strategy(spec: TraversalSpec, advantage_params, obs: jax.Array, mask: jax.Array) -> jax.Array:
+    """Regret matching on an advantage net of ``spec.net``'s shape (the traverser's, or with
+    ``record_current`` the opponent's current one)."""
+    return regret_matching(spec.net.apply(advantage_params, obs), mask, spec.fallback)
 
 
 def _opponent_strategy(spec: TraversalSpec, params: Params, obs: jax.Array, mask: jax.Array) -> jax.Array:
@@ -130,7 +131,7 @@ def node_strategy(spec: TraversalSpec, params: Params, state, traverser) -> tupl
     p = game.current_player(state)
     obs = game.observation(state, p)
     mask = game.legal_action_mask(state)
-    own, other = _own_strategy(spec, params, obs, mask), _opponent_strategy(spec, params, obs, mask)
+    own, other = _regret_strategy(spec, params[0], obs, mask), _opponent_strategy(spec, params, obs, mask)
     return p, obs, mask, jnp.where(p == traverser, own, other)
 
 
@@ -155,7 +156,7 @@ def pool_strategies(spec: TraversalSpec, params: Params, states, traverser, own_
 
     def evaluate(lo):
         o, m = jax.lax.dynamic_slice_in_dim(obs, lo, chunk), jax.lax.dynamic_slice_in_dim(mask, lo, chunk)
-        own = jax.lax.cond(lo < own_slots, lambda: _own_strategy(spec, params, o, m), lambda: none)
+        own = jax.lax.cond(lo < own_slots, lambda: _regret_strategy(spec, params[0], o, m), lambda: none)
         other = jax.lax.cond((lo + chunk > own_slots) & (lo < live_slots),
                              lambda: _opponent_strategy(spec, params, o, m), lambda: none)
         return jnp.where((jax.lax.dynamic_slice_in_dim(p, lo, chunk) == traverser)[:, None], own, other)
@@ -174,7 +175,7 @@ def recorded_strategy(spec: TraversalSpec, params: Params, obs: jax.Array, mask:
     ``spec.record_current`` the opponent's current regret matching on ``params[2]``."""
     if not spec.record_current:
         return sigma
-    return regret_matching(spec.net.apply(params[2], obs), mask, spec.fallback)
+    return _regret_strategy(spec, params[2], obs, mask)
 
 
 def _log(p: jax.Array) -> jax.Array:
