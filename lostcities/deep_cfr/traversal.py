@@ -271,6 +271,19 @@ def fitted_pool(spec: TraversalSpec, num_traversals: int, per_traversal,
     return tuple(min(f, max(c, _round_up(int(k), c))) for k, f in zip(need, full, strict=True))
 
 
+def _draws_by_depth(keys: jax.Array, sizes: tuple[int, ...], draw) -> list[jax.Array]:
+    """``[draw(keys[d], sizes[d]) for d]``, bit for bit, in one vmapped call per distinct size:
+    each draw depends only on its key and size, so they can all be taken before the depths run,
+    and on CPU every random call is a loop of its own whose fixed cost a one-game pool feels."""
+    out: list = [None] * len(sizes)
+    for size in sorted(set(sizes)):
+        depths = [d for d, s in enumerate(sizes) if s == size]
+        batch = jax.vmap(lambda k, size=size: draw(k, size))(keys[np.array(depths)])
+        for i, d in enumerate(depths):
+            out[d] = batch[i]
+    return out
+
+
 def _take(tree, index: jax.Array):
     """The slots ``index`` of a pool of states."""
     return jax.tree.map(lambda x: x[index], tree)
@@ -323,13 +336,16 @@ def external_sampling(spec: TraversalSpec, params: Params, key: jax.Array, trave
     perm, own_slots, live_slots = _player_order(game, states, valid, traverser)
     states, reach = _take(states, perm), jnp.ones(pool[0])
     overflow, occupancy, recs = jnp.int32(0), [valid.sum()], []
+    split_depth = jax.vmap(lambda d: jax.random.split(jax.random.fold_in(k_play, d)))
+    depth_keys = split_depth(jnp.arange(len(pool) - 1))
+    gumbels = _draws_by_depth(depth_keys[:, 0], pool[:-1], lambda k, m: jax.random.gumbel(k, (m, num_a)))
+    chance_keys = _draws_by_depth(depth_keys[:, 1], pool[1:], jax.random.split)
     for depth, (size, nxt) in enumerate(itertools.pairwise(pool)):
-        k_sample, k_chance = jax.random.split(jax.random.fold_in(k_play, depth))
         term = jax.vmap(game.terminal)(states)
         live = valid & ~term
         p, obs, mask, sigma = pool_strategies(spec, params, states, traverser, own_slots, live_slots, chunk)
         is_trav = p == traverser
-        sampled = jnp.argmax(_log(sigma) + jax.random.gumbel(k_sample, sigma.shape), axis=-1)
+        sampled = jnp.argmax(_log(sigma) + gumbels[depth], axis=-1)
         chosen = jnp.where((is_trav | expand_opp)[:, None], mask, jax.nn.one_hot(sampled, num_a, dtype=bool))
         cand = (live[:, None] & chosen).reshape(-1)
         total = cand.sum()
@@ -337,7 +353,7 @@ def external_sampling(spec: TraversalSpec, params: Params, key: jax.Array, trave
         src = jnp.zeros(nxt, jnp.int32).at[dest].set(jnp.arange(size * num_a, dtype=jnp.int32), mode="drop")
         parent, action = src // num_a, src % num_a
         child_valid = jnp.arange(nxt) < total
-        children = jax.vmap(game.step)(_take(states, parent), action, jax.random.split(k_chance, nxt))
+        children = jax.vmap(game.step)(_take(states, parent), action, chance_keys[depth])
         step_prob = jnp.where(expand_opp & ~is_trav[parent], sigma[parent, action], 1.0)
         order, own_slots, live_slots = _player_order(game, children, child_valid, traverser)
         recs.append({"obs": obs, "mask": mask, "sigma": sigma, "trav": live & is_trav, "opp": live & ~is_trav,
