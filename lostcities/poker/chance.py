@@ -21,12 +21,21 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["ExplicitChance", "ordered_deals"]
+__all__ = ["ExplicitChance", "ordered_deals", "sample_outcome"]
 
 
 def ordered_deals(num_cards: int, num_players: int = 2) -> np.ndarray:
     """``int32[D, num_players]``: every ordered deal of distinct cards, player 0's card first."""
     return np.array(list(itertools.permutations(range(num_cards), num_players)), np.int32)
+
+
+def sample_outcome(probs: jax.Array, key: jax.Array) -> jax.Array:
+    """An outcome drawn from ``probs`` by inverting its cumulative sum at one uniform: one random
+    word per draw (a Gumbel draw needs one per outcome, which batched traversals feel). Never an
+    outcome of probability zero: the first index whose cumulative sum exceeds ``u * total``
+    (``u < 1``) adds positive mass."""
+    cdf = jnp.cumsum(probs)
+    return jnp.argmax(cdf > jax.random.uniform(key) * cdf[-1]).astype(jnp.int32)
 
 
 class ExplicitChance:
@@ -43,8 +52,7 @@ class ExplicitChance:
     def step(self, state, action: jax.Array, key: jax.Array):
         """Play ``action``; the chance event after it (if any) is drawn from ``key``."""
         action = jnp.asarray(action, jnp.int32)
-        probs = self.chance_probs(state, action)
-        outcome = jax.random.categorical(key, jnp.log(probs)).astype(jnp.int32)
+        outcome = sample_outcome(self.chance_probs(state, action), key)
         new = self.apply(state, action, outcome)
         done = self.terminal(state)
         return jax.tree.map(lambda old, nxt: jnp.where(done, old, nxt), state, new)
