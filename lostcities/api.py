@@ -19,6 +19,8 @@ Conventions shared by all games (``lostcities.conformance.check_game`` checks ev
   ``player`` (everything that player knows, nothing more).
 - A game ends within ``max_decisions`` calls of ``step`` whatever the players do, so rollouts can
   use ``lax.scan`` / ``lax.while_loop`` with that bound.
+- No state has more than ``max_legal_actions`` legal actions, so the children of a node fit a
+  static number of batch lanes.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ class Game(Protocol):
     num_players: int
     observation_size: int
     max_decisions: int
+    max_legal_actions: int
 
     def init(self, key: jax.Array) -> State:
         """A fresh game dealt with ``key``."""

@@ -81,10 +81,12 @@ def _check_static(game: Game) -> None:
         _fail(game, f"is not hashable: {err}")
     if game.num_players != 2:
         _fail(game, f"num_players is {game.num_players}, expected 2")
-    for attr in ("num_actions", "observation_size", "max_decisions"):
+    for attr in ("num_actions", "observation_size", "max_decisions", "max_legal_actions"):
         value = getattr(game, attr)
         if not isinstance(value, int) or value <= 0:
             _fail(game, f"{attr} must be a positive int, got {value!r}")
+    if game.max_legal_actions > game.num_actions:
+        _fail(game, f"max_legal_actions {game.max_legal_actions} exceeds num_actions {game.num_actions}")
 
 
 def _check_state(game: Game, state: Any) -> None:
@@ -116,6 +118,10 @@ def _check_trace(game: Game, tr: dict[str, np.ndarray], where: str) -> dict[str,
         _fail(game, f"{where}: no legal action at non-terminal step {t}")
     if mask[end:].any():
         _fail(game, f"{where}: legal actions at a terminal state (step {end})")
+    if mask.sum(axis=1).max() > game.max_legal_actions:
+        t = int(np.argmax(mask.sum(axis=1)))
+        _fail(game, f"{where}: {int(mask[t].sum())} legal actions at step {t}, more than "
+              f"max_legal_actions={game.max_legal_actions}")
     if not tr["unchanged"][end:].all():
         _fail(game, f"{where}: step changed a terminal state (step {end})")
     player = tr["player"]

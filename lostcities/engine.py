@@ -321,6 +321,11 @@ class LostCities:
     def max_decisions(self) -> int:
         return 2 * self.variant.turn_cap
 
+    @property
+    def max_legal_actions(self) -> int:
+        """Play or discard each hand card, or draw from the deck or one of the colours' piles."""
+        return max(2 * self.variant.hand_size, 1 + self.variant.num_colours)
+
     def init(self, key: jax.Array) -> State:
         return init(key, self.variant)
 

@@ -17,7 +17,7 @@ __all__ = ["GAME_DEFAULTS", "NET_OPPONENTS", "WIDTHS", "AdvantageConfig", "DeepC
            "StrategyConfig", "resolve"]
 
 Game = Literal["kuhn", "leduc", "lostcities"]
-Sampling = Literal["outcome", "external", "chance"]
+Sampling = Literal["outcome", "external", "chance", "probe"]
 
 NET_OPPONENTS = ("current", "average", "league")  # evaluation opponents built from the run's own nets
 
@@ -177,6 +177,10 @@ def check(cfg: DeepCFRConfig) -> None:
                 "expands every action at its own nodes, so samples recorded there arrive at the "
                 "opponent's and chance's reach, not the player's own reach, and the average strategy "
                 "they train is biased. Strategy samples must be recorded at the opponent's nodes.")
+        if sampling == "probe":
+            raise ValueError(
+                "strategy.record_at='traverser' is rejected under probe sampling: its walks move the "
+                "traverser uniformly, not on its strategy, so samples there would not carry its own reach")
         raise ValueError(
             "strategy.record_at='traverser' is not supported under outcome sampling: it needs rows "
             "weighted by pi_i / (q_i * pi_-i), unbounded as the opponent's reach shrinks; the "
@@ -186,7 +190,7 @@ def check(cfg: DeepCFRConfig) -> None:
                          "kuhn or leduc only")
     if sampling in ("external", "chance") and cfg.game == "lostcities":
         raise ValueError("external sampling expands every traverser action of a ~50-decision Lost Cities "
-                         "game (exponential); use --sampling=outcome for Lost Cities")
+                         "game (exponential); use --sampling=probe or outcome for Lost Cities")
     if cfg.opponent != "current" and sampling != "outcome":
         raise ValueError(f"--opponent={cfg.opponent} needs --sampling=outcome: only outcome sampling "
                          "importance-weights the strategy rows for an opponent that is not the current net")

@@ -32,6 +32,7 @@ from lostcities.deep_cfr.traversal import (
     fitted_pool,
     full_pool,
     outcome_sampling,
+    probe_sampling,
 )
 from runkit import config_tree
 
@@ -158,8 +159,12 @@ class Solver:
         only when a call overflows them: that call stores nothing and is rerun on the full pools.
         (Each new set of sizes costs a compilation, so they do not follow every call.)"""
         args = (key, jnp.int32(p), jnp.int32(t), n)
-        if self.cfg.sampling == "outcome":
-            return _traverse_store(self, state, *args, None)
+        if self.cfg.sampling in ("outcome", "probe"):
+            state, st = _traverse_store(self, state, *args, None)
+            if int(st["overflow"]):  # a game breaking its max_decisions or max_legal_actions bound
+                raise RuntimeError(f"{self.game.name}: {int(st['overflow'])} probes outran the game's "
+                                   f"max_decisions or max_legal_actions at iteration {t}")
+            return state, st
         full = full_pool(self.traversal, n)
         pool = fitted_pool(self.traversal, n, np.asarray(state.occupancy))
         state, st = _traverse_store(self, state, *args, pool)
@@ -240,6 +245,8 @@ def _traverse_store(solver: Solver, state: SolverState, key: jax.Array, p: jax.A
     params = (_row(state.adv, p), _opponent_params(solver, state, p, k_opp), _row(state.adv, 1 - p))
     if solver.cfg.sampling == "outcome":
         adv, strat, stats = outcome_sampling(solver.traversal, params, k_trav, p, t, n)
+    elif solver.cfg.sampling == "probe":
+        adv, strat, stats = probe_sampling(solver.traversal, params, k_trav, p, t, n)
     else:
         adv, strat, stats = external_sampling(solver.traversal, params, k_trav, p, t, n, pool)
     kept = stats["overflow"] == 0  # an overflowed call offers no row: the buffers stay as they were

@@ -1,4 +1,4 @@
-"""Batched Monte-Carlo CFR traversals: outcome sampling and external sampling, all under ``vmap``.
+"""Batched Monte-Carlo CFR traversals: outcome, external and probe sampling, all under ``vmap``.
 
 Both functions run ``num_traversals`` traversals for one ``traverser`` with the current advantage
 networks (regret matching on their outputs, restricted to legal actions; see :func:`node_strategy`
@@ -48,6 +48,24 @@ so only chance is sampled: every row then carries the opponent's reach ``pi_opp(
 (advantage rows: the counterfactual weight; strategy rows: the opponent's own reach) and the
 expectations above hold for ``weight * target`` with far less variance per traversal.
 
+Probe sampling (``--sampling=probe``; for long games, where outcome sampling's importance weights
+explode and external sampling's tree does). Each traversal walks one game in which ``p`` plays
+the fixed uniform policy over its legal actions and the opponent ``sigma``; one of ``p``'s nodes
+on the walk, ``h``, is kept by reservoir sampling (uniformly among the walk's ``n_p`` nodes).
+Every legal action ``a`` at ``h`` then gets a probe (Gibson et al. 2012): one rollout of
+``h a`` to the end with both players on ``sigma``, all of ``h``'s probes sharing their random
+draws (common random numbers). The stored regret is ``r(a) = v(ha) - sum_b sigma(b) v(hb)`` with
+weight ``t * n_p``. The walk reaches ``h`` with probability ``pi_-i(h) u_i(h)``, ``u_i(h)`` the
+uniform policy's reach of ``p``'s own earlier actions: the same for every ``h`` in ``p``'s
+information set ``I`` (perfect recall) and at every iteration, so the expected weighted sum at
+``I`` per traversal is ``u_i(I) r(I, a)`` and the regression recovers linear CFR's cumulative
+regret up to a positive per-set factor, with no importance weight at all (the fixed sampling
+policy of ESCHER, McAleer et al. 2023). Strategy rows are taken at the walk's opponent nodes
+with weight ``t``: they arrive at ``pi_opp(I)`` times the per-set constant
+``sum_{h in I} pi_c(h) u_i(h)``, the own-reach weighting the average strategy needs. A traversal
+costs one walk plus ``max_legal_actions`` rollouts from ``h``; the rollouts stop when every game
+is over.
+
 Cost and layout. Each pool keeps the nodes where ``p`` acts first, then the opponent's, then
 terminal and empty slots, so the nets run chunk by chunk (:func:`pool_strategies`) on the live
 slots only and each chunk runs only the net of the player(s) it holds. A depth's randomness is
@@ -79,7 +97,7 @@ from lostcities.deep_cfr.regret import Fallback, masked_softmax, regret_matching
 
 __all__ = [
     "Params", "TraversalSpec", "external_sampling", "fitted_pool", "full_pool", "node_strategy",
-    "outcome_sampling", "pool_strategies",
+    "outcome_sampling", "pool_strategies", "probe_sampling",
 ]
 
 Params = tuple  # (traverser's advantage net, opponent's behaviour net[, opponent's current advantage net])
@@ -234,6 +252,90 @@ def outcome_sampling(spec: TraversalSpec, params: Params, key: jax.Array, traver
     strat = _rows(rec["obs"], rec["mask"], rec["cur"], t * strat_w, rec["opp"])
     stats = {"nodes": (rec["trav"] | rec["opp"]).sum(), "overflow": jnp.int32(0),
              "terminal": jax.vmap(game.terminal)(final).all()}
+    return adv, strat, stats
+
+
+def _where(cond: jax.Array, a, b):
+    """Per-slot select of two pytrees of batched arrays by ``cond[slot]``."""
+    return jax.tree.map(lambda x, y: jnp.where(cond.reshape(cond.shape + (1,) * (x.ndim - 1)), x, y), a, b)
+
+
+def _repeat_slots(tree, times: int):
+    """Each slot of a batched pytree (arrays or random keys) repeated ``times`` times in a row."""
+    index = jnp.arange(jax.tree.leaves(tree)[0].shape[0] * times) // times
+    return jax.tree.map(lambda x: x[index], tree)
+
+
+def probe_sampling(spec: TraversalSpec, params: Params, key: jax.Array, traverser: int | jax.Array,
+                   iteration: jax.Array, num_traversals: int) -> tuple[dict, dict, dict]:
+    """``num_traversals`` probe-sampling traversals (module docstring); (advantage rows, strategy
+    rows, stats). Rows: one advantage row per traversal, a strategy row per opponent node walked."""
+    game = spec.game
+    n, num_a, lanes = num_traversals, game.num_actions, game.max_legal_actions
+    k_init, k_walk, k_probe = jax.random.split(key, 3)
+    roots = jax.vmap(game.init)(jax.random.split(k_init, n))
+
+    def walk(carry, kk):
+        states, held, count = carry
+        k_g, k_keep, k_c = jax.random.split(kk, 3)
+        active = ~jax.vmap(game.terminal)(states)
+        p = jax.vmap(game.current_player)(states)
+        obs = jax.vmap(game.observation)(states, p)
+        mask = jax.vmap(game.legal_action_mask)(states)
+        sigma = _opponent_strategy(spec, params, obs, mask)
+        own = active & (p == traverser)
+        behaviour = jnp.where(own[:, None], mask.astype(jnp.float32), sigma)  # p: uniform over legal
+        a = jnp.argmax(_log(behaviour) + jax.random.gumbel(k_g, (n, num_a)), axis=-1)
+        count = count + own
+        keep = own & (jax.random.uniform(k_keep, (n,)) * count < 1.0)  # the j-th node replaces w.p. 1/j
+        rec = {"obs": obs, "mask": mask, "sigma": sigma, "opp": active & ~own}
+        stepped = jax.vmap(game.step)(states, a, jax.random.split(k_c, n))
+        return (stepped, _where(keep, states, held), count), rec
+
+    (ends, held, count), rec = jax.lax.scan(walk, (roots, roots, jnp.zeros(n, jnp.int32)),
+                                            jax.random.split(k_walk, game.max_decisions))
+    obs = jax.vmap(game.observation)(held, jnp.full(n, traverser))
+    mask = jax.vmap(game.legal_action_mask)(held)
+    sigma = _regret_strategy(spec, params[0], obs, mask)
+    actions = jnp.argsort(~mask, axis=-1, stable=True)[:, :lanes].astype(jnp.int32)  # legal ones first
+    legal_lane = jnp.arange(lanes) < mask.sum(-1, keepdims=True)
+    lane_ok = legal_lane & (count > 0)[:, None]
+    # Spare lanes replay the first legal action, so every lane is a real game that ends.
+    first_action = jnp.where(legal_lane, actions, actions[:, :1]).reshape(-1)
+    k_first, k_rollout = jax.random.split(k_probe)
+    probes = jax.vmap(game.step)(_repeat_slots(held, lanes), first_action,
+                                 _repeat_slots(jax.random.split(k_first, n), lanes))
+    counted = lane_ok.reshape(-1)
+
+    def unfinished(carry):
+        depth, states, _ = carry
+        return (depth < game.max_decisions) & ~jax.vmap(game.terminal)(states).all()
+
+    def rollout(carry):  # every probe on sigma; a traversal's probes share the step's draws
+        depth, states, nodes = carry
+        k_g, k_c = jax.random.split(jax.random.fold_in(k_rollout, depth))
+        p = jax.vmap(game.current_player)(states)
+        o = jax.vmap(game.observation)(states, p)
+        m = jax.vmap(game.legal_action_mask)(states)
+        s = jnp.where((p == traverser)[:, None], _regret_strategy(spec, params[0], o, m),
+                      _opponent_strategy(spec, params, o, m))
+        a = jnp.argmax(_log(s) + _repeat_slots(jax.random.gumbel(k_g, (n, num_a)), lanes), axis=-1)
+        step_keys = _repeat_slots(jax.random.split(k_c, n), lanes)
+        live = ~jax.vmap(game.terminal)(states) & counted
+        return depth + 1, jax.vmap(game.step)(states, a, step_keys), nodes + live.sum()
+
+    _, probes, probe_nodes = jax.lax.while_loop(unfinished, rollout, (jnp.int32(0), probes, jnp.int32(0)))
+    value = jnp.where(lane_ok, jax.vmap(game.returns)(probes)[:, traverser].reshape(n, lanes), 0.0)
+    baseline = (jnp.take_along_axis(sigma, actions, axis=-1) * value).sum(-1, keepdims=True)
+    regret = jnp.zeros((n, num_a)).at[jnp.arange(n)[:, None], actions].add(
+        jnp.where(lane_ok, value - baseline, 0.0))
+    t = jnp.asarray(iteration, jnp.float32)
+    adv = _rows(obs, mask, regret, t * count, count > 0)
+    strat = _rows(rec["obs"], rec["mask"], rec["sigma"], jnp.full(rec["opp"].shape, t), rec["opp"])
+    left = (~jax.vmap(game.terminal)(probes) & counted).sum()
+    crowded = (jax.vmap(game.legal_action_mask)(held).sum(-1) > lanes).sum()
+    stats = {"nodes": count.sum() + rec["opp"].sum() + probe_nodes + (count > 0).sum(),
+             "overflow": left + crowded, "terminal": jax.vmap(game.terminal)(ends).all() & (left == 0)}
     return adv, strat, stats
 
 

@@ -102,6 +102,10 @@ class EnumerableLostCities(ExplicitChance):
         return self._game.max_decisions
 
     @property
+    def max_legal_actions(self) -> int:
+        return self._game.max_legal_actions
+
+    @property
     def deals(self) -> np.ndarray:
         return canonical_deals(self.variant)
 

@@ -53,6 +53,7 @@ class KuhnPoker(ExplicitChance):
     num_players: int = 2
     observation_size: int = 2 + _NUM_CARDS + 2 * _MAX_DECISIONS
     max_decisions: int = _MAX_DECISIONS
+    max_legal_actions: int = 2
     num_chance_outcomes: int = 1
 
     @property

@@ -72,6 +72,7 @@ class LeducPoker(ExplicitChance):
     num_players: int = 2
     observation_size: int = 2 + 2 * _NUM_CARDS + 2 * 2 * _MOVES_PER_ROUND
     max_decisions: int = 2 * _MOVES_PER_ROUND
+    max_legal_actions: int = 3
     num_chance_outcomes: int = _NUM_CARDS
 
     @property

@@ -29,6 +29,7 @@ class Nim:
     num_players: int = 2
     observation_size: int = 11
     max_decisions: int = 8
+    max_legal_actions: int = 2
 
     def init(self, key):
         pile = jax.random.randint(key, (), 3, 9, dtype=jnp.int32)
@@ -98,6 +99,11 @@ class TooLong(Nim):
 
 
 @dataclasses.dataclass(frozen=True)
+class TooManyLegalActions(Nim):
+    max_legal_actions: int = 1
+
+
+@dataclasses.dataclass(frozen=True)
 class WrongObservationSize(Nim):
     observation_size: int = 12
 
@@ -113,6 +119,7 @@ class ReturnsEarly(Nim):
     (MovesAfterEnd(), "changed a terminal state"),
     (MaskAtEnd(), "legal actions at a terminal"),
     (TooLong(), "not terminal after"),
+    (TooManyLegalActions(), "more than max_legal_actions"),
     (WrongObservationSize(), "observation has"),
     (ReturnsEarly(), "before the end"),
 ])

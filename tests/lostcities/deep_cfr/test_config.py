@@ -34,6 +34,10 @@ def test_strategy_samples_at_traverser_nodes_rejected_under_external_sampling(tm
 def test_other_bad_combinations_are_rejected():
     with pytest.raises(ValueError, match="outcome"):
         DeepCFRConfig(game="lostcities", sampling="external")
+    with pytest.raises(ValueError, match="uniformly, not on its strategy"):
+        DeepCFRConfig(game="lostcities", sampling="probe", strategy=StrategyConfig(record_at="traverser"))
+    with pytest.raises(ValueError, match="needs --sampling=outcome"):
+        DeepCFRConfig(game="lostcities", sampling="probe", opponent="league")
     with pytest.raises(ValueError, match="exploration"):
         DeepCFRConfig(exploration=0.0)
     with pytest.raises(ValueError, match="non-negative"):
