@@ -42,7 +42,13 @@ def bench(game_name: str, sampling: str, cfg: BenchConfig) -> dict:
 
     from lostcities.deep_cfr.games import make_game
     from lostcities.deep_cfr.networks import NetSpec
-    from lostcities.deep_cfr.traversal import TraversalSpec, external_sampling, fitted_pool, outcome_sampling
+    from lostcities.deep_cfr.traversal import (
+        TraversalSpec,
+        external_sampling,
+        fitted_pool,
+        outcome_sampling,
+        probe_sampling,
+    )
 
     game = make_game(game_name)
     net = NetSpec(game.observation_size, game.num_actions, cfg.hidden)
@@ -52,8 +58,8 @@ def bench(game_name: str, sampling: str, cfg: BenchConfig) -> dict:
     key = jax.random.key(cfg.seed)
     keys = jax.random.split(key, cfg.single_games)
     extra = {}
-    if sampling == "outcome":
-        fn = jax.jit(outcome_sampling, static_argnums=(0, 5))
+    if sampling in ("outcome", "probe"):
+        fn = jax.jit(outcome_sampling if sampling == "outcome" else probe_sampling, static_argnums=(0, 5))
 
         def run(k, n):
             return fn(spec, params, k, 0, 1, n)[2]
@@ -87,7 +93,7 @@ def bench(game_name: str, sampling: str, cfg: BenchConfig) -> dict:
 def main(cfg: BenchConfig) -> dict:
     rows = []
     for g in cfg.games:
-        for sampling in (("outcome", "external") if g != "lostcities" else ("outcome",)):
+        for sampling in (("outcome", "external", "probe") if g != "lostcities" else ("outcome", "probe")):
             row = bench(g, sampling, cfg)
             print(f"{g:10s} {sampling:8s} batched {row['states_per_s_batched']:12.0f} states/s   single "
                   f"{row['states_per_s_single']:10.0f} states/s   x{row['speedup']:.0f}")

@@ -136,7 +136,10 @@ GAME_DEFAULTS: dict[str, dict[str, Any]] = {
               "advantage.hidden": (128, 128), "advantage.steps": 300, "advantage.batch_size": 1024,
               "strategy.hidden": (128, 128), "strategy.steps": 3000, "strategy.batch_size": 2048,
               "eval.every": 10},
-    "lostcities": {"sampling": "outcome", "iterations": 30, "advantage.reinit": True,
+    # Lost Cities: probe sampling (outcome sampling's importance weights over a whole game's decisions
+    # swamped its regrets: 0.76 against random at best, BENCHMARKS.md); chunk 512 bounds a classic
+    # call's walk records (400 decisions x 371 observation floats per traversal).
+    "lostcities": {"sampling": "probe", "iterations": 30, "advantage.reinit": True,
                    "advantage.merge": False, "advantage.fit_merged": False, "advantage.schedule": "constant",
                    "traversals": 2048,
                    "chunk": 512, "width": 1,

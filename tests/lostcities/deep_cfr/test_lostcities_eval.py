@@ -59,7 +59,8 @@ def test_pooled_nets_each_play_their_own_share_of_deals():
 
 @pytest.mark.slow
 def test_micro_training_reports_every_opponent_and_the_exact_exploitability(tmp_path):
-    cfg = DeepCFRConfig(game="lostcities", variant="micro", opponent="league", league_size=2, iterations=3,
+    cfg = DeepCFRConfig(game="lostcities", variant="micro", sampling="outcome", opponent="league",
+                        league_size=2, iterations=3,
                         traversals=64, run_dir=str(tmp_path / "run"), progress=False)
     cfg = config_tree.override(cfg, {"chunk": 64, "advantage.hidden": (16,), "strategy.hidden": (16,),
                                      "advantage.steps": 20, "strategy.steps": 40, "eval.every": 3,

@@ -57,15 +57,18 @@ def test_lostcities_table_is_rejected():
 
 
 @pytest.mark.slow
-def test_buffer_tabular_kuhn_tracks_exact_linear_cfr():
-    # Measured (seed 0, 1,000 traversals): 0.126 / 0.052 / 0.014 at iterations 10 / 20 / 30 against
-    # exact linear CFR with the same argmax fallback 0.124 / 0.035 / 0.0135. A bias in the sampled
+@pytest.mark.parametrize("sampling, traversals", [("external", 1000), ("probe", 4000)])
+def test_buffer_tabular_kuhn_tracks_exact_linear_cfr(sampling, traversals):
+    # Measured (seed 0): external sampling, 1,000 traversals: 0.126 / 0.052 / 0.014 at iterations
+    # 10 / 20 / 30; probe sampling (one row per traversal), 4,000: 0.101 / 0.023 / 0.016; exact
+    # linear CFR with the same argmax fallback 0.124 / 0.035 / 0.0135. A bias in the sampled
     # regrets, the reservoir or the iteration weights would leave it far above (the current
     # iterate alone sits at 0.1-0.5).
     game = make_game("kuhn")
     tree = build_tree(game)
     base = DeepCFRConfig()
-    cfg = resolve(dataclasses.replace(base, game="kuhn", iterations=30, traversals=1000, progress=False,
+    cfg = resolve(dataclasses.replace(base, game="kuhn", sampling=sampling, iterations=30,
+                                      traversals=traversals, progress=False,
                                       advantage=dataclasses.replace(base.advantage, table=True)))
     solver = make_solver(cfg, game)
     state = solver.init_state()
