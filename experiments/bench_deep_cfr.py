@@ -93,7 +93,9 @@ def bench(game_name: str, sampling: str, cfg: BenchConfig) -> dict:
 def main(cfg: BenchConfig) -> dict:
     rows = []
     for g in cfg.games:
-        for sampling in (("outcome", "external", "probe") if g != "lostcities" else ("outcome", "probe")):
+        # Probe sampling is left out on classic Lost Cities: a probe of each of up to 16 actions rolls
+        # a game of up to 400 decisions out to the end, minutes per 4,096-traversal call here.
+        for sampling in (("outcome", "external", "probe") if g != "lostcities" else ("outcome",)):
             row = bench(g, sampling, cfg)
             print(f"{g:10s} {sampling:8s} batched {row['states_per_s_batched']:12.0f} states/s   single "
                   f"{row['states_per_s_single']:10.0f} states/s   x{row['speedup']:.0f}")
