@@ -2,7 +2,7 @@
 
 Modules: ``regret`` (regret matching, masked softmax), ``reservoir`` (aligned, bounded buffers),
 ``merge`` (rows sharing an input merged into one, per batch or per buffer), ``networks``
-(flax.nnx MLPs used functionally), ``traversal`` (outcome and external sampling), ``fit``
+(flax.nnx MLPs used functionally), ``traversal`` (outcome, external and probe sampling), ``fit``
 (weighted MSE training), ``table`` (the buffer-tabular diagnostic), ``solver`` (the iteration),
 ``policy`` (average net, SD-CFR, policy.json), ``config`` (the config tree and per-game defaults).
 """
@@ -14,7 +14,7 @@ from lostcities.deep_cfr.regret import masked_softmax, regret_matching
 from lostcities.deep_cfr.reservoir import Reservoir, reservoir_add, reservoir_init, reservoir_sample
 from lostcities.deep_cfr.solver import Solver, SolverState, make_solver
 from lostcities.deep_cfr.table import TableNet, fit_table
-from lostcities.deep_cfr.traversal import TraversalSpec, external_sampling, outcome_sampling
+from lostcities.deep_cfr.traversal import TraversalSpec, external_sampling, outcome_sampling, probe_sampling
 
 __all__ = [
     "DeepCFRConfig",
@@ -31,6 +31,7 @@ __all__ = [
     "merge_rows",
     "merged_reservoir",
     "outcome_sampling",
+    "probe_sampling",
     "regret_matching",
     "reservoir_add",
     "reservoir_init",

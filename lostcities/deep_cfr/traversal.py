@@ -1,6 +1,6 @@
 """Batched Monte-Carlo CFR traversals: outcome, external and probe sampling, all under ``vmap``.
 
-Both functions run ``num_traversals`` traversals for one ``traverser`` with the current advantage
+Each function runs ``num_traversals`` traversals for one ``traverser`` with the current advantage
 networks (regret matching on their outputs, restricted to legal actions; see :func:`node_strategy`
 for the opponent's policy) and return fixed-size
 batches of rows with a ``valid`` flag, ready for :func:`reservoir_add`:
@@ -9,7 +9,8 @@ batches of rows with a ``valid`` flag, ready for :func:`reservoir_add`:
   traverser's nodes;
 - strategy rows ``obs, mask, target (the acting player's strategy), weight`` at the opponent's nodes.
 
-``weight`` is the iteration ``t`` (linear CFR) times an importance weight (1 under external sampling).
+``weight`` is the iteration ``t`` (linear CFR) times an importance weight (1 under external sampling;
+under probe sampling the walk's count of traverser nodes, see below).
 All randomness comes from ``key``. The estimators (``p`` the traverser, ``h`` a history, ``sigma``
 the current strategies, ``pi_i`` / ``pi_-i`` the reach of ``p`` / of the opponent and chance):
 
