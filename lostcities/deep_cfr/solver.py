@@ -157,7 +157,9 @@ class Solver:
         """One compiled call of ``n`` traversals stored into the buffers. Under external sampling
         the pools are sized from ``state.occupancy``, which is set by the first call and raised
         only when a call overflows them: that call stores nothing and is rerun on the full pools.
-        (Each new set of sizes costs a compilation, so they do not follow every call.)"""
+        (Each new set of sizes costs a compilation, so they do not follow every call.) Outcome and
+        probe sampling need no pools; a probe that overflows means a game broke its own bounds,
+        an error."""
         args = (key, jnp.int32(p), jnp.int32(t), n)
         if self.cfg.sampling in ("outcome", "probe"):
             state, st = _traverse_store(self, state, *args, None)
