@@ -60,11 +60,12 @@ def _final_params(run_dir):
 
 
 @pytest.mark.slow
-def test_sigkilled_run_resumes_to_identical_parameters(tmp_path):
+@pytest.mark.parametrize("sampling", ["external", "probe"])
+def test_sigkilled_run_resumes_to_identical_parameters(tmp_path, sampling):
     env = {**os.environ, "PYTHONPATH": str(REPO), "JAX_PLATFORMS": "cpu"}
     full, killed = tmp_path / "full", tmp_path / "killed"
-    ref = _launch([f"--run_dir={full}", "--iterations=6"], env)
-    proc = _launch([f"--run_dir={killed}", "--iterations=6"], env)
+    ref = _launch([f"--run_dir={full}", "--iterations=6", f"--sampling={sampling}"], env)
+    proc = _launch([f"--run_dir={killed}", "--iterations=6", f"--sampling={sampling}"], env)
     deadline = time.time() + 600
     while time.time() < deadline:
         steps = [r["step"] for r in read_metrics(killed / "metrics.jsonl")]
