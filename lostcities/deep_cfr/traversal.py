@@ -263,8 +263,7 @@ def _where(cond: jax.Array, a, b):
 
 def _repeat_slots(tree, times: int):
     """Each slot of a batched pytree (arrays or random keys) repeated ``times`` times in a row."""
-    index = jnp.arange(jax.tree.leaves(tree)[0].shape[0] * times) // times
-    return jax.tree.map(lambda x: x[index], tree)
+    return _take(tree, jnp.arange(jax.tree.leaves(tree)[0].shape[0] * times) // times)
 
 
 def probe_sampling(spec: TraversalSpec, params: Params, key: jax.Array, traverser: int | jax.Array,
@@ -315,11 +314,7 @@ def probe_sampling(spec: TraversalSpec, params: Params, key: jax.Array, traverse
     def rollout(carry):  # every probe on sigma; a traversal's probes share the step's draws
         depth, states, nodes = carry
         k_g, k_c = jax.random.split(jax.random.fold_in(k_rollout, depth))
-        p = jax.vmap(game.current_player)(states)
-        o = jax.vmap(game.observation)(states, p)
-        m = jax.vmap(game.legal_action_mask)(states)
-        s = jnp.where((p == traverser)[:, None], _regret_strategy(spec, params[0], o, m),
-                      _opponent_strategy(spec, params, o, m))
+        s = jax.vmap(node_strategy, in_axes=(None, None, 0, None))(spec, params, states, traverser)[3]
         a = jnp.argmax(_log(s) + _repeat_slots(jax.random.gumbel(k_g, (n, num_a)), lanes), axis=-1)
         step_keys = _repeat_slots(jax.random.split(k_c, n), lanes)
         live = ~jax.vmap(game.terminal)(states) & counted
@@ -334,7 +329,7 @@ def probe_sampling(spec: TraversalSpec, params: Params, key: jax.Array, traverse
     adv = _rows(obs, mask, regret, t * count, count > 0)
     strat = _rows(rec["obs"], rec["mask"], rec["sigma"], jnp.full(rec["opp"].shape, t), rec["opp"])
     left = (~jax.vmap(game.terminal)(probes) & counted).sum()
-    crowded = (jax.vmap(game.legal_action_mask)(held).sum(-1) > lanes).sum()
+    crowded = (mask.sum(-1) > lanes).sum()
     stats = {"nodes": count.sum() + rec["opp"].sum() + probe_nodes + (count > 0).sum(),
              "overflow": left + crowded, "terminal": jax.vmap(game.terminal)(ends).all() & (left == 0)}
     return adv, strat, stats
