@@ -32,7 +32,8 @@ def infoset_policy(tree: GameTree, node_policy: np.ndarray, *, tol: float = 1e-6
 def policy_table(tree: GameTree, policy: np.ndarray) -> dict[str, dict[str, float]]:
     """``{information-state string: {action id: probability}}`` over every information set.
 
-    ``policy`` is per information set ``[I, A]`` or per decision node ``[D, A]``.
+    ``policy`` is per information set ``[I, A]`` or per decision node ``[D, A]``; a node policy
+    must be the same at every history of a set (checked, :func:`infoset_policy`).
     """
     if policy.shape[0] != tree.num_infosets:
         policy = infoset_policy(tree, policy)
@@ -65,9 +66,12 @@ def table_to_infoset_policy(tree: GameTree, table: dict, *, source: str = "polic
 
 
 def write_policy_json(path: str | Path, tree: GameTree, policy: np.ndarray) -> Path:
-    """Write ``policy`` (per information set or per node) as ``policy.json`` at ``path``."""
+    """Write ``policy`` (per information set or per node, see :func:`policy_table`) as ``policy.json``
+    at ``path``, atomically: a reader never sees half a file."""
     path = Path(path)
-    path.write_text(json.dumps(policy_table(tree, policy), indent=1, sort_keys=True))
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(policy_table(tree, policy), indent=1, sort_keys=True) + "\n")
+    tmp.replace(path)
     return path
 
 
