@@ -9,7 +9,8 @@ interval over deals, and A's win rate (ties half) with its Wilson 95% interval; 
 play diagnostics of ``lostcities.evaluation.play_diagnostics`` averaged over its games. Pairs
 with a search player play ``--search_deals`` deals (each of its decisions rolls ``N x k`` games
 out); ``--search.determinizations``, ``--search.top_k``, ``--search.depth`` set the search. The
-PNG (``--png``, default beside ``--json_out``) shows the score-difference matrix.
+PNG (``--png``, default beside ``--json_out``) shows the score-difference matrix, and
+``*_diagnostics.png`` beside it every player's habits.
 """
 
 from __future__ import annotations
@@ -113,6 +114,33 @@ def plot_ladder(result: dict, out: str | Path) -> Path:
     return out
 
 
+def plot_ladder_diagnostics(result: dict, out: str | Path) -> Path:
+    """Every player's habits side by side (the same figures Deep CFR training logs for its agent)."""
+    import numpy as np
+    from matplotlib.figure import Figure
+
+    names = [Path(n).name if "/" in n else n for n in result["players"]]
+    diags = [result["diagnostics"][n] for n in result["players"]]
+    panels = ("expeditions_opened", "negative_share", "wagers_per_game", "pile_draws_per_game",
+              "stalled_draws_per_game")
+    fig = Figure(figsize=(15, 3.2))
+    axes = fig.subplots(1, len(panels) + 1)
+    for ax, key in zip(axes, panels, strict=False):
+        ax.bar(range(len(names)), [d[key] for d in diags])
+        ax.set_xticks(range(len(names)), names, rotation=45, ha="right", fontsize=7)
+        ax.set_title(key.replace("_", " "), fontsize=9)
+    per_colour = np.asarray([d["score_per_expedition"] for d in diags])
+    for c in range(per_colour.shape[1]):
+        axes[-1].plot(range(len(names)), per_colour[:, c], marker="o", label=f"colour {c}")
+    axes[-1].set_xticks(range(len(names)), names, rotation=45, ha="right", fontsize=7)
+    axes[-1].set_title("mean score of an opened expedition", fontsize=9)
+    axes[-1].legend(fontsize=6)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=100, bbox_inches="tight")
+    return out
+
+
 def main(cfg: LadderConfig) -> dict:
     from absl import flags
 
@@ -120,6 +148,8 @@ def main(cfg: LadderConfig) -> dict:
     json_out = flags.FLAGS.json_out if flags.FLAGS.is_parsed() else None
     png = cfg.png or (str(Path(json_out).with_suffix(".png")) if json_out else "ladder.png")
     result["png"] = str(plot_ladder(result, png))
+    result["diagnostics_png"] = str(plot_ladder_diagnostics(result, Path(png).with_name(
+        Path(png).stem + "_diagnostics.png")))
     width = max(len(name) for name in cfg.players)
     for i, a in enumerate(cfg.players):
         cells = " ".join(f"{result['score_diff'][i][j]:+7.1f}" if i != j else "      ."

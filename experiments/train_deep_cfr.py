@@ -18,6 +18,10 @@ Unset per-game fields (``--iterations``, ``--traversals``, net sizes, ...) come 
 preset in ``lostcities.deep_cfr.presets``; a named preset or an explicit flag overrides them.
 With ``--resume`` only the fields in ``lostcities.deep_cfr.config.RESUMABLE`` may be given
 (``--iterations`` to extend a run); any other flag, or ``--preset``, is an error naming it.
+
+Lost Cities traversals and evaluation games are split over every local device, and over several
+processes when ``JAX_COORDINATOR_ADDRESS``, ``JAX_NUM_PROCESSES`` and ``JAX_PROCESS_ID`` are set
+(every process runs the same command; see docs/lost-cities.md).
 """
 
 from __future__ import annotations
@@ -29,8 +33,13 @@ from lostcities.deep_cfr.presets import PRESETS
 def main(cfg: DeepCFRConfig) -> dict:
     from experiments.launcher import train_resumable
     from lostcities.deep_cfr.run import train
+    from runkit.distributed import init_distributed
 
-    result = train_resumable(train, cfg)
+    def start(cfg: DeepCFRConfig, **kwargs) -> dict:  # joins a multi-host run once the flags are checked
+        init_distributed()
+        return train(cfg, **kwargs)
+
+    result = train_resumable(start, cfg)
     result.pop("state")
     print({k: v for k, v in result.items()})
     return result

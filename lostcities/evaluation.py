@@ -17,7 +17,7 @@ import numpy as np
 
 from lostcities import engine
 from lostcities.api import Policy
-from lostcities.sharding import shard_games
+from lostcities.sharding import shard_games, whole
 from lostcities.variants import Variant
 
 __all__ = ["evaluate", "mirrored_schedule", "mirrored_summary", "play_diagnostics", "play_games",
@@ -61,7 +61,7 @@ def play_games(variant: Variant, policy_a: Policy, policy_b: Policy, keys: jax.A
                 "pile_draws": draws, "stalled": (taken & ~played).sum(-1), "capped": state.capped,
                 "turns": state.turn.astype(jnp.int32)}
 
-    return jax.vmap(one)(*shard_games((keys, a_seat, first_player)))
+    return whole(jax.vmap(one)(*shard_games((keys, a_seat, first_player))))
 
 
 def play_diagnostics(out: dict[str, Any], seat: Any) -> dict[str, Any]:

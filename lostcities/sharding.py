@@ -17,7 +17,7 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-__all__ = ["AXIS", "games_mesh", "shard_games"]
+__all__ = ["AXIS", "games_mesh", "place", "shard_games", "whole"]
 
 AXIS = "games"
 
@@ -43,3 +43,24 @@ def shard_games(tree: Any) -> Any:
         return x
 
     return jax.tree.map(constrain, tree)
+
+
+def whole(tree: Any) -> Any:
+    """``tree``'s arrays constrained (inside ``jit``) to be whole on every device: outputs that the
+    host reads (scores, rows) even where another process computed part of them."""
+    mesh = games_mesh()
+    if mesh is None:
+        return tree
+    sharding = NamedSharding(mesh, PartitionSpec())
+    return jax.tree.map(lambda x: jax.lax.with_sharding_constraint(x, sharding), tree)
+
+
+def place(tree: Any) -> Any:
+    """``tree`` (host values, the same in every process) replicated on every device of :func:`games_mesh`:
+    what a jitted function over several processes' devices takes as input."""
+    mesh = games_mesh()
+    if mesh is None:
+        return tree
+    from runkit.distributed import replicate
+
+    return replicate(tree, mesh)

@@ -41,6 +41,7 @@ from lostcities.evaluation import (
     play_games,
     seat_scores,
 )
+from lostcities.sharding import whole
 from lostcities.variants import Variant
 
 __all__ = ["ACTION_CLASSES", "BotOpponent", "LostCitiesEvaluator", "NetOpponent", "action_classes",
@@ -152,7 +153,7 @@ def _held_out_rows(solver: Solver, state: SolverState, key: jax.Array, p: jax.Ar
     k_trav, k_opp = jax.random.split(key)
     adv, _, _ = traversal_rows(solver, state, k_trav, k_opp, p, state.iteration, n)
     pred = solver.adv_net.apply(jax.tree.map(lambda x: x[p], state.adv), adv["obs"])
-    return adv, pred
+    return whole((adv, pred))
 
 
 def regret_diagnostics(solver: Solver, state: SolverState, *, traversals: int, seed: int,

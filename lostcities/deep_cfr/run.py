@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+import jax
 import numpy as np
 from tqdm import tqdm
 
@@ -21,6 +23,7 @@ from lostcities.deep_cfr.config import RESUMABLE, DeepCFRConfig, check_resumable
 from lostcities.deep_cfr.policy import average_policy_fn, sdcfr_node_policy
 from lostcities.deep_cfr.solver import Solver, SolverState, make_solver
 from lostcities.games import make_game
+from lostcities.sharding import place
 from runkit import config_tree, plots
 from runkit.metrics import MetricsLog, read_metrics
 from runkit.run_dir import RunDir
@@ -79,16 +82,19 @@ def open_run(cfg: DeepCFRConfig, resume_overrides: Mapping[str, Any] | None = No
     """The resolved config and its run folder. With ``cfg.resume`` the folder's config.json wins,
     changed only by ``resume_overrides`` (dotted keys among ``config.RESUMABLE``; any other key is a
     :class:`runkit.ResumeError` naming it)."""
+    primary = jax.process_index() == 0  # with several processes, the first writes the run folder's files
     if cfg.resume:
         run, saved = RunDir.resume(cfg.resume, DeepCFRConfig, overrides=resume_overrides, mutable=RESUMABLE,
                                    save=False)
         original = config_tree.load_json(DeepCFRConfig, run.config_path)
         check_resumable(resolve(original), resolve(saved))
-        if saved != original:
+        if saved != original and primary:
             run.save_config(saved)
         return resolve(saved), run
     cfg = resolve(cfg)
-    return cfg, (RunDir.create(cfg.run_dir, cfg) if cfg.run_dir else None)
+    if not cfg.run_dir:
+        return cfg, None
+    return cfg, (RunDir.create(cfg.run_dir, cfg) if primary else RunDir(Path(cfg.run_dir)))
 
 
 def _evaluator(solver: Solver):
@@ -101,11 +107,14 @@ def _evaluator(solver: Solver):
 
 def train(cfg: DeepCFRConfig, *, resume_overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Run (or resume, see :func:`open_run`) training; return the last evaluation's metrics, timings
-    and run paths."""
+    and run paths. Lost Cities traversals and games are split over every device of every process
+    (``lostcities.sharding``; join several with ``runkit.distributed.init_distributed`` first); the
+    first process writes metrics, plots and exports."""
     cfg, run = open_run(cfg, resume_overrides)
     game = make_game(cfg.game, cfg.variant)
     solver = make_solver(cfg, game)
-    state = solver.init_state()
+    state = place(solver.init_state())
+    primary = jax.process_index() == 0
     evaluate = _evaluator(solver)
     ckpt, start = None, 0
     if run is not None:
@@ -113,7 +122,7 @@ def train(cfg: DeepCFRConfig, *, resume_overrides: Mapping[str, Any] | None = No
         restored = ckpt.restore_latest(template=state)
         if restored is not None:
             state, start = restored.state, restored.step
-    log = MetricsLog(run.metrics_path, truncate_after=start) if run is not None else None
+    log = MetricsLog(run.metrics_path, truncate_after=start) if run is not None and primary else None
     t0, last = time.time(), {}
     bar = tqdm(range(start + 1, cfg.iterations + 1), desc=f"deep_cfr {cfg.game}", disable=not cfg.progress)
     for t in bar:
@@ -133,6 +142,8 @@ def train(cfg: DeepCFRConfig, *, resume_overrides: Mapping[str, Any] | None = No
                               "traversals": cfg.traversals, "seconds": time.time() - t0, **last}
     if run is not None:
         ckpt.close()
+        if not primary:
+            return {**result, "state": state}
         log.close()
         if hasattr(evaluate, "export"):
             result["exported"] = evaluate.export(state, run)

@@ -6,13 +6,21 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from experiments.ladder import LadderConfig, plot_ladder, run_ladder
+from experiments.ladder import LadderConfig, plot_ladder, plot_ladder_diagnostics, run_ladder
 from lostcities.bots import make_bot
 from lostcities.evaluation import evaluate
 from lostcities.variants import get_variant
 
 
-def test_ladder_matrices_match_direct_evaluations(tmp_path):
+def test_ladder_smoke_writes_both_figures(tmp_path):
+    result = run_ladder(LadderConfig(players=("random", "greedy"), deals=4, variant="tiny", batch_size=8))
+    assert np.asarray(result["score_diff"])[0, 1] == -np.asarray(result["score_diff"])[1, 0]
+    assert plot_ladder(result, tmp_path / "ladder.png").stat().st_size > 0
+    assert plot_ladder_diagnostics(result, tmp_path / "habits.png").stat().st_size > 0
+
+
+@pytest.mark.slow
+def test_ladder_matrices_match_direct_evaluations():
     cfg = LadderConfig(players=("random", "greedy", "threshold"), deals=12, variant="small", batch_size=8)
     result = run_ladder(cfg)
     diff, win = np.asarray(result["score_diff"]), np.asarray(result["win_rate"])
@@ -26,7 +34,6 @@ def test_ladder_matrices_match_direct_evaluations(tmp_path):
     assert lo <= diff[0, 1] <= hi
     assert set(result["diagnostics"]) == {"random", "greedy", "threshold"}
     assert 0.0 <= result["diagnostics"]["greedy"]["negative_share"] <= 1.0
-    assert plot_ladder(result, tmp_path / "ladder.png").stat().st_size > 0
 
 
 def test_ladder_rejects_repeated_or_unknown_players():

@@ -83,3 +83,25 @@ def test_search_beats_its_rollout_policy():
 def test_search_settings_are_checked():
     with pytest.raises(ValueError, match="determinizations"):
         search_policy(SearchSpec(determinizations=0), CLASSIC, make_bot("random", CLASSIC))
+
+
+def test_search_player_takes_a_learned_agent_as_prior(tmp_path):
+    """``search:RUN`` with ``top_k=1`` has one candidate, the prior's most likely legal move."""
+    from lostcities.deep_cfr.networks import NetSpec
+    from lostcities.deep_cfr.player import NetAgent
+    from lostcities.players import resolve
+
+    variant = get_variant("small")
+    game = engine.LostCities(variant)
+    agent = NetAgent(NetSpec(game.observation_size, game.num_actions, (8,)),
+                     NetSpec(game.observation_size, game.num_actions, (8,)).init(jax.random.key(2)))
+    player = resolve(f"search:{tmp_path}", variant, search=SearchSpec(determinizations=2, top_k=1),
+                     run_loader=lambda path, v: agent)
+    states = _positions(variant, 16, seed=7)
+    players = jax.vmap(engine.current_player)(states)
+    obs = jax.vmap(engine.observation, in_axes=(0, 0, None))(states, players, variant)
+    masks = jax.vmap(engine.legal_action_mask, in_axes=(0, None))(states, variant)
+    live = np.asarray(masks).any(1)
+    actions = jax.jit(jax.vmap(player.policy))(obs, masks, jax.random.split(jax.random.key(0), 16))
+    best = np.argmax(np.where(np.asarray(masks), np.asarray(jax.vmap(agent.probs)(obs, masks)), -1.0), axis=1)
+    np.testing.assert_array_equal(np.asarray(actions)[live], best[live])
