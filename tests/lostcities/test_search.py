@@ -85,6 +85,7 @@ def test_search_settings_are_checked():
         search_policy(SearchSpec(determinizations=0), CLASSIC, make_bot("random", CLASSIC))
 
 
+@pytest.mark.slow
 def test_search_player_takes_a_learned_agent_as_prior(tmp_path):
     """``search:RUN`` with ``top_k=1`` has one candidate, the prior's most likely legal move."""
     from lostcities.deep_cfr.networks import NetSpec
