@@ -30,7 +30,7 @@ from typing import Any
 import pyarrow as pa
 
 from exphil.data import stats as stats_lib
-from exphil.data.ingest import ingest_file
+from exphil.data.ingest import COLUMNS_VERSION, ingest_file
 from exphil.data.pool import IngestPool
 from exphil.data.spec import EmbeddingSpec
 from exphil.data.storage import read_table, write_table_atomic
@@ -70,6 +70,10 @@ MANIFEST_SCHEMA = pa.schema([
     ("duration_s", pa.float64()),     # seconds from GO (frame 0) to the last frame
     ("counts", pa.string()),          # per-replay statistics counts (JSON) behind stats.json
     ("inputs", pa.string()),          # EmbeddingSpec.version of the table's stored inputs (null unless ok)
+    ("online", pa.bool_()),           # a player has a netplay code (null: the replay predates them)
+    ("match_mode", pa.string()),      # online match mode: ranked | unranked | direct | ... (null offline)
+    ("format", pa.string()),          # input format: slp | frame_extractor | mimic
+    ("columns", pa.string()),         # COLUMNS_VERSION of the table's named columns (null unless ok)
 ])
 
 
@@ -136,7 +140,8 @@ def _unchanged(old: dict[str, Any] | None, path: Path, out: Path) -> bool:
         return False
     if old["status"] != "ok":
         return True
-    return old.get("inputs") == EmbeddingSpec().version and (out / old["table"]).exists()
+    return (old.get("inputs") == EmbeddingSpec().version and old.get("columns") == COLUMNS_VERSION
+            and (out / old["table"]).exists())
 
 
 def _remove_stray_temporaries(out: Path) -> None:
