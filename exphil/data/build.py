@@ -1,8 +1,9 @@
-"""Build a dataset folder from a folder of .slp replays: one zstd Parquet per replay + manifest.
+"""Build a dataset folder from a folder of replays (or of another project's files): one zstd
+Parquet per replay + manifest.
 
 Layout of a dataset folder::
 
-    manifest.parquet          one row per input file (MANIFEST_SCHEMA)
+    manifest.parquet          one row per input file (exphil.data.manifest.MANIFEST_SCHEMA)
     stats.json                dataset statistics (exphil.data.stats)
     tables/ab/abcdef....parquet   one replay's frame table, named by the MD5 of the file, with
                                   both players' stored model inputs (exphil.data.stored_inputs)
@@ -10,11 +11,16 @@ Layout of a dataset folder::
 Every file is written under a temporary name and renamed into place, so a build killed at
 any moment leaves only complete tables and a complete (possibly older) manifest; stray
 temporary files are removed by the next build. A rerun reuses manifest rows whose file
-path, size and modification time are unchanged and whose table's stored inputs have the
-running spec version, and a file whose content hash already has such a table is not parsed
-again (its facts are read from the table's metadata); tables stored by older code are
+path, size and modification time are unchanged and whose table's stored inputs and columns
+have the running versions, and a file whose content hash already has such a table is not
+parsed again (its facts are read from the table's metadata); tables stored by older code are
 rewritten. Files removed from the replay folder leave the manifest (their tables stay,
 unreferenced).
+
+Sharded builds (``shard=(i, N)``): every host hashes the files and ingests those whose content
+hash falls in its shard (:func:`exphil.data.ingest.shard_of`), writing its tables and its
+manifest part (:mod:`exphil.data.manifest`); :func:`merge_dataset` then writes the one
+manifest and the statistics of the whole dataset.
 """
 
 from __future__ import annotations
@@ -23,17 +29,25 @@ import dataclasses
 import json
 import os
 import time
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-
 from exphil.data import stats as stats_lib
-from exphil.data.ingest import COLUMNS_VERSION, ingest_file
+from exphil.data.formats import discover
+from exphil.data.ingest import COLUMNS_VERSION, ELSEWHERE, IngestOptions, ingest_file
+from exphil.data.manifest import (
+    MANIFEST_FILE,
+    MANIFEST_SCHEMA,
+    manifest_parts,
+    part_file,
+    read_hash_cache,
+    read_manifest,
+    write_hash_cache,
+    write_manifest,
+)
 from exphil.data.pool import IngestPool
 from exphil.data.spec import EmbeddingSpec
-from exphil.data.storage import read_table, write_table_atomic
+from exphil.data.storage import read_table
 
 __all__ = [
     "MANIFEST_FILE",
@@ -41,40 +55,9 @@ __all__ = [
     "BuildSummary",
     "build_dataset",
     "ingest_file",
+    "merge_dataset",
     "read_manifest",
 ]
-
-MANIFEST_FILE = "manifest.parquet"
-
-MANIFEST_SCHEMA = pa.schema([
-    ("path", pa.string()),            # the input file (absolute)
-    ("status", pa.string()),          # ok | skipped | error
-    ("reason", pa.string()),          # empty only when ok
-    ("frames", pa.int64()),           # stored frames (null unless ok)
-    ("table", pa.string()),           # Parquet path relative to the dataset folder (null unless ok)
-    ("hash", pa.string()),            # MD5 of the file content
-    ("size", pa.int64()),
-    ("mtime_ns", pa.int64()),
-    ("slippi_version", pa.string()),
-    ("stage", pa.int32()),
-    ("p0_port", pa.int32()),
-    ("p1_port", pa.int32()),
-    ("p0_character", pa.int32()),     # external character IDs at game start
-    ("p1_character", pa.int32()),
-    ("p0_type", pa.string()),         # human | cpu | demo
-    ("p1_type", pa.string()),
-    ("end_method", pa.string()),      # game | time | resolved | no_contest | unresolved | null
-    ("p0_placement", pa.int32()),
-    ("p1_placement", pa.int32()),
-    ("last_frame", pa.int32()),
-    ("duration_s", pa.float64()),     # seconds from GO (frame 0) to the last frame
-    ("counts", pa.string()),          # per-replay statistics counts (JSON) behind stats.json
-    ("inputs", pa.string()),          # EmbeddingSpec.version of the table's stored inputs (null unless ok)
-    ("online", pa.bool_()),           # a player has a netplay code (null: the replay predates them)
-    ("match_mode", pa.string()),      # online match mode: ranked | unranked | direct | ... (null offline)
-    ("format", pa.string()),          # input format: slp | frame_extractor | mimic
-    ("columns", pa.string()),         # COLUMNS_VERSION of the table's named columns (null unless ok)
-])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,22 +87,6 @@ class BuildSummary:
         return "\n".join(lines)
 
 
-def read_manifest(data_dir: str | Path) -> pa.Table:
-    """The dataset's manifest table; a clear error names the folder when there is none."""
-    path = Path(data_dir) / MANIFEST_FILE
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no manifest (build the dataset with experiments.build_dataset)")
-    return read_table(path)
-
-
-def _write_manifest(rows: Iterable[dict[str, Any]], out: Path) -> list[dict[str, Any]]:
-    rows = sorted(rows, key=lambda r: r["path"])
-    clean = [{name: r.get(name) for name in MANIFEST_SCHEMA.names} for r in rows]
-    table = pa.Table.from_pylist(clean, schema=MANIFEST_SCHEMA)
-    write_table_atomic(table, out / MANIFEST_FILE)
-    return clean
-
-
 def _write_stats(rows: list[dict[str, Any]], out: Path) -> None:
     unique = {r["hash"]: r for r in rows if r["status"] == "ok"}
     counts = stats_lib.merge_counts(json.loads(r["counts"]) for r in unique.values())
@@ -129,13 +96,7 @@ def _write_stats(rows: list[dict[str, Any]], out: Path) -> None:
     os.replace(tmp, out / stats_lib.STATS_FILE)
 
 
-def _unchanged(old: dict[str, Any] | None, path: Path, out: Path) -> bool:
-    if old is None:
-        return False
-    try:
-        st = path.stat()
-    except OSError:
-        return False
+def _row_unchanged(old: dict[str, Any], st: os.stat_result, out: Path) -> bool:
     if old["size"] != st.st_size or old["mtime_ns"] != st.st_mtime_ns:
         return False
     if old["status"] != "ok":
@@ -144,14 +105,53 @@ def _unchanged(old: dict[str, Any] | None, path: Path, out: Path) -> bool:
             and (out / old["table"]).exists())
 
 
+def _unchanged(old: list[dict[str, Any]] | None, path: Path, out: Path) -> bool:
+    """Whether the rows of input file ``path`` from the last build still hold (a MIMIC shard has
+    one row per game, ``<shard>#<game>``)."""
+    if not old:
+        return False
+    try:
+        st = path.stat()
+    except OSError:
+        return False
+    return all(_row_unchanged(r, st, out) for r in old)
+
+
 def _remove_stray_temporaries(out: Path) -> None:
     for tmp in out.rglob(".*.tmp"):
         tmp.unlink(missing_ok=True)
 
 
-def build_dataset(replays: str | Path, out: str | Path, *, workers: int = 2,
-                  checkpoint_every: int = 1000, progress: bool = True) -> BuildSummary:
-    """Ingest every ``*.slp`` under ``replays`` into dataset folder ``out`` (incrementally).
+def _source(row: dict[str, Any]) -> str:
+    return row["path"].split("#", 1)[0]
+
+
+def _previous(out: Path, shard: tuple[int, int] | None) -> dict[str, list[dict[str, Any]]]:
+    """{input file: its rows} of the last build of this shard (hash-cache rows included)."""
+    path = out / part_file(shard)
+    rows = read_table(path).to_pylist() if path.exists() else []
+    if shard is not None:
+        rows += [r | {"status": ELSEWHERE} for r in read_hash_cache(out, shard).values()]
+    old: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        old.setdefault(_source(r), []).append(r)
+    return old
+
+
+def _ingest(todo: list[Path], out: Path, workers: int, options: IngestOptions, progress: bool):
+    """Rows of the files to (re)ingest, from the worker pool, or from the MIMIC shard reader."""
+    if options.fmt == "mimic":
+        from exphil.data.external.mimic_build import ingest_shards  # only MIMIC builds import its reader
+
+        return ingest_shards(todo, out, progress=progress)
+    return IngestPool([str(f) for f in todo], str(out), workers, options=options)
+
+
+def build_dataset(replays: str | Path, out: str | Path, *, workers: int = 2, checkpoint_every: int = 1000,
+                  progress: bool = True, fmt: str = "slp",
+                  shard: tuple[int, int] | None = None) -> BuildSummary:
+    """Ingest every input file of format ``fmt`` under ``replays`` into dataset folder ``out``
+    (incrementally); with ``shard=(i, N)`` only the files of shard i, into manifest part i.
 
     ``workers`` processes parse in parallel (:mod:`exphil.data.pool`: forked from this
     process unless JAX has started a backend in it); the manifest is rewritten every
@@ -163,40 +163,70 @@ def build_dataset(replays: str | Path, out: str | Path, *, workers: int = 2,
     replays, out = Path(replays).resolve(), Path(out)
     if not replays.is_dir():
         raise FileNotFoundError(f"{replays}: replay folder does not exist")
+    if shard is not None and not (0 <= shard[0] < shard[1]):
+        raise ValueError(f"shard {shard[0]}/{shard[1]}: expected i/N with 0 <= i < N")
+    if shard is not None and fmt == "mimic":
+        raise ValueError("MIMIC shards are already split into files: give each host its own folder of them")
     out.mkdir(parents=True, exist_ok=True)
     _remove_stray_temporaries(out)
     start = time.perf_counter()
-    files = sorted(replays.rglob("*.slp"))
-    old: dict[str, dict[str, Any]] = {}
-    if (out / MANIFEST_FILE).exists():
-        old = {r["path"]: r for r in read_manifest(out).to_pylist()}
-    rows: dict[str, dict[str, Any]] = {}
+    files, rejected = discover(replays, fmt, skip=out)
+    old = _previous(out, shard)
+    rows: dict[str, dict[str, Any]] = {r["path"]: r for r in rejected}
     todo = []
     for f in files:
         prev = old.get(str(f))
         if _unchanged(prev, f, out):
-            rows[str(f)] = prev
+            rows.update((r["path"], r) for r in prev)
         else:
             todo.append(f)
-    reused = len(rows)
+    reused = len(files) - len(todo)
     new_frames = 0
+    name = part_file(shard)
+
+    def save() -> list[dict[str, Any]]:
+        if shard is not None:
+            write_hash_cache((r for r in rows.values() if r["status"] == ELSEWHERE), out, shard)
+        return write_manifest((r for r in rows.values() if r["status"] != ELSEWHERE), out, name)
+
     # The workers start (are forked) before the progress bar starts its monitor thread.
-    with IngestPool([str(f) for f in todo], str(out), workers) as pool:
-        for done, row in enumerate(tqdm(pool, desc="ingest", unit="replay", disable=not progress), 1):
+    with _ingest(todo, out, workers, IngestOptions(fmt=fmt, shard=shard), progress) as produced:
+        for done, row in enumerate(tqdm(produced, desc="ingest", unit="file", disable=not progress), 1):
             rows[row["path"]] = row
             if row["status"] == "ok":
                 new_frames += row["frames"]
             if done % checkpoint_every == 0:
-                _write_manifest(rows.values(), out)
-    if todo or rows.keys() != old.keys() or not (out / stats_lib.STATS_FILE).exists():
-        final = _write_manifest(rows.values(), out)
-        _write_stats(final, out)
+                save()
+    previous_paths = {r["path"] for rs in old.values() for r in rs}
+    if todo or rows.keys() != previous_paths or not (out / name).exists() or (
+            shard is None and not (out / stats_lib.STATS_FILE).exists()):
+        final = save()
+        if shard is None:
+            _write_stats(final, out)
     else:  # nothing changed: leave the dataset untouched
-        final = sorted(rows.values(), key=lambda r: r["path"])
+        final = sorted((r for r in rows.values() if r["status"] != ELSEWHERE), key=lambda r: r["path"])
+    return _summary(final, reused, len(todo), new_frames, time.perf_counter() - start)
+
+
+def _summary(final: list[dict[str, Any]], reused: int, parsed: int, frames: int,
+             seconds: float) -> BuildSummary:
     problems = tuple((Path(r["path"]).name, r["status"], r["reason"]) for r in final if r["status"] != "ok")
     return BuildSummary(
         ok=sum(r["status"] == "ok" for r in final),
         skipped=sum(r["status"] == "skipped" for r in final),
         errors=sum(r["status"] == "error" for r in final),
-        reused=reused, parsed=len(todo), frames=new_frames,
-        seconds=time.perf_counter() - start, problems=problems)
+        reused=reused, parsed=parsed, frames=frames, seconds=seconds, problems=problems)
+
+
+def merge_dataset(out: str | Path) -> BuildSummary:
+    """Merge the manifest parts of a sharded build in ``out`` into one manifest and write the
+    dataset's statistics; a ValueError names missing parts."""
+    out = Path(out)
+    start = time.perf_counter()
+    parts = manifest_parts(out)
+    if not parts:
+        raise FileNotFoundError(f"{out}: no manifest parts to merge (build with --shard=i/N first)")
+    rows = [r for p in parts for r in read_table(p).to_pylist()]
+    final = write_manifest(rows, out)
+    _write_stats(final, out)
+    return _summary(final, len(final), 0, 0, time.perf_counter() - start)

@@ -30,7 +30,7 @@ from exphil.data.stored_inputs import (
 )
 
 __all__ = ["COLUMNS_KEY", "COLUMNS_VERSION", "ELSEWHERE", "META_KEY", "TABLES_DIR", "IngestOptions",
-           "file_md5", "ingest_file", "shard_of"]
+           "file_md5", "ingest_file", "shard_of", "stored_facts", "write_parsed"]
 
 TABLES_DIR = "tables"
 META_KEY = b"exphil.replay"
@@ -68,7 +68,7 @@ def file_md5(path: Path) -> str:
     return h.hexdigest()
 
 
-def _stored_facts(dest: Path, spec: EmbeddingSpec) -> dict[str, Any] | None:
+def stored_facts(dest: Path, spec: EmbeddingSpec) -> dict[str, Any] | None:
     """The manifest facts of an existing table whose stored inputs were made with ``spec``, else None."""
     if not dest.exists():
         return None
@@ -78,7 +78,7 @@ def _stored_facts(dest: Path, spec: EmbeddingSpec) -> dict[str, Any] | None:
     return json.loads(metadata[META_KEY])
 
 
-def _write(parsed: ParsedReplay, dest: Path, spec: EmbeddingSpec) -> dict[str, Any]:
+def write_parsed(parsed: ParsedReplay, dest: Path, spec: EmbeddingSpec) -> dict[str, Any]:
     """Write a parsed replay's table with both players' stored inputs; return its manifest facts."""
     table = parsed.table
     players = [player_block(table, pov, spec) for pov in (0, 1)]
@@ -126,7 +126,7 @@ def ingest_file(path: str | Path, out: str | Path,
             return row
         rel = f"{TABLES_DIR}/{digest[:2]}/{digest}.parquet"
         dest = out / rel
-        meta = _stored_facts(dest, spec) or _write(_read(path, options.fmt), dest, spec)
+        meta = stored_facts(dest, spec) or write_parsed(_read(path, options.fmt), dest, spec)
         row.update(meta["info"])
         row.update(status="ok", reason="", table=rel, counts=json.dumps(meta["counts"]), inputs=spec.version,
                    columns=COLUMNS_VERSION)

@@ -8,7 +8,8 @@ row with that message. A whole file is refused rather than its bad frames droppe
 corrupt stream rarely corrupts one frame alone, and dropping frames would silently join
 two distant game states into one training window.
 
-Ranges (inclusive), for every non-null value:
+Ranges (inclusive, floats with a relative slack of 1e-5 for values read back through another
+project's normalisation), for every non-null value:
 
 =========================  ===============================  =====================================
 column                     allowed                          why
@@ -45,19 +46,33 @@ MAX_CHARACTER = 32
 """Highest external character ID (Popo); internal IDs above 32 are refused at parsing."""
 
 RANGES: dict[str, tuple[float, float]] = {
-    "shield": (0.0, 60.0), "nana_shield": (0.0, 60.0),
-    "percent": (0.0, 999.0), "nana_percent": (0.0, 999.0),
-    "x": (-1e4, 1e4), "y": (-1e4, 1e4), "nana_x": (-1e4, 1e4), "nana_y": (-1e4, 1e4),
-    "vel_self_x_air": (-1e3, 1e3), "vel_self_y": (-1e3, 1e3), "vel_knockback_x": (-1e3, 1e3),
-    "vel_knockback_y": (-1e3, 1e3), "vel_self_x_ground": (-1e3, 1e3),
-    "hitlag": (0.0, 1e4), "hitstun": (0.0, 1e4),
-    "action_frame": (-1e4, 1e7), "nana_action_frame": (-1e4, 1e7),
-    "trigger_l": (0.0, 1.0), "trigger_r": (0.0, 1.0),
-    "action": (0, MAX_ACTION), "nana_action": (0, MAX_ACTION), "character": (0, MAX_CHARACTER),
+    "shield": (0.0, 60.0),
+    "nana_shield": (0.0, 60.0),
+    "percent": (0.0, 999.0),
+    "nana_percent": (0.0, 999.0),
+    "x": (-1e4, 1e4),
+    "y": (-1e4, 1e4),
+    "nana_x": (-1e4, 1e4),
+    "nana_y": (-1e4, 1e4),
+    "vel_self_x_air": (-1e3, 1e3),
+    "vel_self_y": (-1e3, 1e3),
+    "vel_knockback_x": (-1e3, 1e3),
+    "vel_knockback_y": (-1e3, 1e3),
+    "vel_self_x_ground": (-1e3, 1e3),
+    "hitlag": (0.0, 1e4),
+    "hitstun": (0.0, 1e4),
+    "action_frame": (-1e4, 1e7),
+    "nana_action_frame": (-1e4, 1e7),
+    "trigger_l": (0.0, 1.0),
+    "trigger_r": (0.0, 1.0),
+    "action": (0, MAX_ACTION),
+    "nana_action": (0, MAX_ACTION),
+    "character": (0, MAX_CHARACTER),
 }
 """Allowed closed range of each per-player column (name without its ``p0_``/``p1_`` prefix)."""
 
 _SIGNS = ("facing", "nana_facing")
+_SLACK = 1e-5  # relative: a float bound reached through a normalisation round trip (60.000004) is fine
 
 
 def _bad_rows(name: str, v: np.ndarray) -> np.ndarray:
@@ -67,8 +82,9 @@ def _bad_rows(name: str, v: np.ndarray) -> np.ndarray:
         bad |= np.abs(v) != 1.0
     elif name in RANGES:
         lo, hi = RANGES[name]
+        slack = _SLACK * max(abs(lo), abs(hi), 1.0) if v.dtype.kind == "f" else 0
         with np.errstate(invalid="ignore"):
-            bad |= (v < lo) | (v > hi)
+            bad |= (v < lo - slack) | (v > hi + slack)
     return bad
 
 

@@ -20,11 +20,21 @@ def _table(**cols) -> pa.Table:
     return pa.table({"frame": pa.array(np.arange(-39, -39 + n, dtype=np.int32)), **cols})
 
 
-@pytest.mark.parametrize(("column", "bad"), [
-    ("p0_facing", 1.85e35), ("p1_facing", 0.0), ("p0_shield", 5.6e9), ("p0_shield", -0.5),
-    ("p1_x", np.nan), ("p0_y", -2e4), ("p0_vel_self_x_air", 4.5e26), ("p1_percent", np.inf),
-    ("p0_nana_shield", 61.0), ("p0_action_frame", -np.inf),
-])
+@pytest.mark.parametrize(
+    ("column", "bad"),
+    [
+        ("p0_facing", 1.85e35),
+        ("p1_facing", 0.0),
+        ("p0_shield", 5.6e9),
+        ("p0_shield", -0.5),
+        ("p1_x", np.nan),
+        ("p0_y", -2e4),
+        ("p0_vel_self_x_air", 4.5e26),
+        ("p1_percent", np.inf),
+        ("p0_nana_shield", 61.0),
+        ("p0_action_frame", -np.inf),
+    ],
+)
 def test_impossible_float_named_with_frame_and_value(column, bad):
     good = np.ones(5, np.float32) * (1.0 if "facing" in column else 10.0)
     v = good.copy()
@@ -35,13 +45,17 @@ def test_impossible_float_named_with_frame_and_value(column, bad):
 
 
 def test_ids_beyond_the_game_and_nulls():
-    ok = _table(p0_action=pa.array(np.array([0, 397, 398], np.uint16)),
-                p1_character=pa.array(np.array([0, 32, 32], np.uint8)),
-                p0_nana_x=pa.array([None, None, 1.0], pa.float32()),
-                p0_nana_facing=pa.array([None, 1.0, -1.0], pa.float32()))
+    ok = _table(
+        p0_action=pa.array(np.array([0, 397, 398], np.uint16)),
+        p1_character=pa.array(np.array([0, 32, 32], np.uint8)),
+        p0_nana_x=pa.array([None, None, 1.0], pa.float32()),
+        p0_nana_facing=pa.array([None, 1.0, -1.0], pa.float32()),
+    )
     assert first_impossible(ok) is None  # nulls (no Nana) are never impossible
-    bad = _table(p0_action=pa.array(np.array([3, 400, 9000], np.uint16)),
-                 p1_character=pa.array(np.array([33, 0, 0], np.uint8)))
+    bad = _table(
+        p0_action=pa.array(np.array([3, 400, 9000], np.uint16)),
+        p1_character=pa.array(np.array([33, 0, 0], np.uint8)),
+    )
     assert first_impossible(bad) == "p0_action = 400 at frame -38 (3 impossible values in 2 columns)"
 
 
@@ -72,8 +86,9 @@ def test_processed_shoulders_reproduce_the_games_trigger(replay_dir):
             right = table[f"{p}trigger_r"].to_numpy(zero_copy_only=False)
             z = table[f"{p}btn_z"].to_numpy(zero_copy_only=False)
             game = np.clip(peppi_trigger(path, p, table), 0, 1)
-            np.testing.assert_allclose(np.where(z, 0.35, np.maximum(left, right)), game, atol=1e-6,
-                                       err_msg=f"{path.name} {p}")
+            np.testing.assert_allclose(
+                np.where(z, 0.35, np.maximum(left, right)), game, atol=1e-6, err_msg=f"{path.name} {p}"
+            )
             checked += len(left)
     assert checked > 150_000
 
@@ -135,8 +150,12 @@ def _possible(table: pa.Table) -> bool:
     return True
 
 
-@settings(max_examples=160, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                                      HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=160,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(data=st.data())
 def test_bit_flipped_replays_are_never_stored_with_impossible_values(tmp_path, mutant_source, data):
     """160 single-bit mutants of a real replay: each one becomes an error row naming the file,
