@@ -54,6 +54,7 @@ from exphil.data.storage import read_table
 from exphil.data.stored_inputs import inputs_column
 from exphil.data.window_config import WindowConfig
 from exphil.data.windows import make_windows
+from runkit.timing import Elapsed, Stopwatch
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,16 +67,6 @@ class BenchConfig:
     window_batches: int = 200  # batches timed per window mode
     gru_steps: int = 20  # timed GRU training steps (0 = skip the comparison)
     work_dir: str = ""  # scratch folder (default: a temporary folder)
-
-
-def _best_rate(frames: int, fn: Any, repeats: int) -> float:
-    """Highest frames/s over ``repeats`` calls of ``fn``."""
-    best = float("inf")
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return frames / best
 
 
 def _warm_up(_: int) -> None:
@@ -107,35 +98,35 @@ def _ingest(replays: Path, work: Path, workers: int, repeats: int) -> tuple[dict
         warm = []
         for r in range(repeats):
             out = work / f"warm{r}"
-            t = time.perf_counter()
-            rows = pool.starmap(ingest_file, [(f, str(out)) for f in files], chunksize=1)
-            warm.append(sum(row.get("frames") or 0 for row in rows) / (time.perf_counter() - t))
+            with Stopwatch() as sw:
+                rows = pool.starmap(ingest_file, [(f, str(out)) for f in files], chunksize=1)
+            warm.append(sum(row.get("frames") or 0 for row in rows) / sw.elapsed.wall)
     results["ingest_frames_per_s_warm"] = max(warm)
     fresh = itertools.count()  # a new dataset folder per call, so no table is found already written
     single = {"ingest": lambda f: ingest_file(f, work / f"single{next(fresh)}")}
     frames = sum(r.get("frames") or 0 for r in read_manifest(work / "ingest0").to_pylist())
-    results["ingest_frames_per_s_per_worker"] = frames / _per_file_best(files, single, repeats)["ingest"]
-    cpu = _per_file_best(files, single, repeats, clock=time.process_time)["ingest"]
-    results["ingest_frames_per_cpu_s_per_worker"] = frames / cpu
+    best = _per_file_best(files, single, repeats)["ingest"]
+    results["ingest_frames_per_s_per_worker"] = frames / best.wall
+    results["ingest_frames_per_cpu_s_per_worker"] = frames / best.cpu
     return results, work / "ingest0"
 
 
-def _per_file_best(items: list[Any], paths: dict[str, Any], repeats: int,
-                   clock: Any = time.perf_counter) -> dict[str, float]:
-    """Seconds per path summed over ``items``, each item's time the best of ``repeats``.
+def _per_file_best(items: list[Any], paths: dict[str, Any], repeats: int) -> dict[str, Elapsed]:
+    """Wall and CPU seconds (this process) per path summed over ``items``, each item's time the
+    best of ``repeats`` on each clock.
 
     The paths run interleaved item by item, so load from other processes on a shared
-    machine hits them alike, and the per-item minimum drops most of it. With
-    ``clock=time.process_time`` the figure is this process's CPU time instead.
+    machine hits them alike, and the per-item minimum drops most of it.
     """
-    best = {name: [float("inf")] * len(items) for name in paths}
+    best = {name: [(float("inf"), float("inf"))] * len(items) for name in paths}
     for _ in range(repeats):
         for i, item in enumerate(items):
             for name, fn in paths.items():
-                t = clock()
-                fn(item)
-                best[name][i] = min(best[name][i], clock() - t)
-    return {name: sum(v) for name, v in best.items()}
+                with Stopwatch() as sw:
+                    fn(item)
+                wall, cpu = best[name][i]
+                best[name][i] = (min(wall, sw.elapsed.wall), min(cpu, sw.elapsed.cpu))
+    return {name: Elapsed(sum(w for w, _ in v), sum(c for _, c in v)) for name, v in best.items()}
 
 
 def _cached_vs_reparse(data: Path, repeats: int) -> dict[str, float]:
@@ -154,12 +145,10 @@ def _cached_vs_reparse(data: Path, repeats: int) -> dict[str, float]:
         "table_reparse": lambda r: parse_replay(r["path"]),
     }
     seconds = _per_file_best(rows, paths, repeats)
-    cpu = _per_file_best(rows, {"cached_load": paths["cached_load"], "reparse": paths["reparse"]}, repeats,
-                         clock=time.process_time)
-    out = {f"{name}_frames_per_s": frames / t for name, t in seconds.items()}
-    out["cached_load_speedup"] = seconds["reparse"] / seconds["cached_load"]
-    out["cached_load_speedup_cpu"] = cpu["reparse"] / cpu["cached_load"]
-    out["table_load_speedup"] = seconds["table_reparse"] / seconds["table_load"]
+    out = {f"{name}_frames_per_s": frames / t.wall for name, t in seconds.items()}
+    out["cached_load_speedup"] = seconds["reparse"].wall / seconds["cached_load"].wall
+    out["cached_load_speedup_cpu"] = seconds["reparse"].cpu / seconds["cached_load"].cpu
+    out["table_load_speedup"] = seconds["table_reparse"].wall / seconds["table_load"].wall
     return out
 
 
@@ -181,12 +170,11 @@ def _window_rates(data: Path, cfg: BenchConfig) -> tuple[dict[str, float], Windo
     wcfg = WindowConfig()
     for mode in ("eager", "lazy"):
         mcfg = dataclasses.replace(wcfg, mode=mode)
-        t = time.perf_counter()
-        with make_windows(data, mcfg, split="all") as it:  # eager: loading counted
+        with Stopwatch() as sw, make_windows(data, mcfg, split="all") as it:  # eager: loading counted
             for _ in range(cfg.window_batches):
                 next(it)
-        out[f"{mode}_window_frames_per_s"] = (cfg.window_batches * wcfg.batch_size * wcfg.window
-                                              / (time.perf_counter() - t))
+        frames = cfg.window_batches * wcfg.batch_size * wcfg.window
+        out[f"{mode}_window_frames_per_s"] = frames / sw.elapsed.wall
     return out, wcfg
 
 
@@ -209,11 +197,11 @@ def _gru_rate(data: Path, wcfg: WindowConfig, steps: int) -> float:
         batches = [shard_batch(batch_arrays(next(it)), trainer.mesh) for _ in range(4)]
     state, metrics = trainer.train_step(trainer.state, batches[0])  # compile
     jax.block_until_ready(metrics)
-    t = time.perf_counter()
-    for i in range(steps):
-        state, metrics = trainer.train_step(state, batches[i % len(batches)])
-    jax.block_until_ready(metrics)
-    return steps * wcfg.batch_size * wcfg.window / (time.perf_counter() - t)
+    with Stopwatch() as sw:
+        for i in range(steps):
+            state, metrics = trainer.train_step(state, batches[i % len(batches)])
+        jax.block_until_ready(metrics)
+    return steps * wcfg.batch_size * wcfg.window / sw.elapsed.wall
 
 
 def main(cfg: BenchConfig) -> dict:
@@ -240,7 +228,7 @@ def main(cfg: BenchConfig) -> dict:
 
 if __name__ == "__main__":
     # Imported here, not at the top: spawned ingest workers re-import this module (as
-    # __mp_main__), and the launcher pulls in JAX through runkit, seconds per worker.
+    # __mp_main__) and need only the ingest code, not absl and the launcher.
     from experiments.launcher import launch
 
     launch(main, BenchConfig())

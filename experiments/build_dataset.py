@@ -55,8 +55,9 @@ def main(cfg: BuildConfig) -> dict:
     if cfg.merge:
         summary = merge_dataset(cfg.out)
     else:
-        summary = build_dataset(cfg.replays, cfg.out, workers=cfg.workers, checkpoint_every=cfg.checkpoint_every,
-                                progress=cfg.progress, fmt=cfg.format, shard=parse_shard(cfg.shard))
+        summary = build_dataset(cfg.replays, cfg.out, workers=cfg.workers,
+                                checkpoint_every=cfg.checkpoint_every, progress=cfg.progress,
+                                fmt=cfg.format, shard=parse_shard(cfg.shard))
     print(summary.report())
     if summary.ok == 0:
         print(f"no input file under {cfg.replays or cfg.out} could be read", file=sys.stderr)

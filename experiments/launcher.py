@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 from absl import app, flags
 
 from runkit import config_tree
+from runkit.files import write_atomic
 
 T = TypeVar("T")
 
@@ -41,7 +42,7 @@ def define_config_flags(default: Any, flag_values: flags.FlagValues = flags.FLAG
     for name, tp in config_tree.leaf_types(type(default)).items():
         if name in _RESERVED:
             raise ValueError(f"config field {name!r} clashes with a launcher flag")
-        inner, _ = config_tree.leaf_type(tp)
+        inner, _ = config_tree.strip_optional(tp)
         value = defaults[name]
         help_ = f"{name} ({getattr(inner, '__name__', inner)})"
         origin = typing.get_origin(inner)
@@ -112,11 +113,7 @@ def allocator_env(flag_values: flags.FlagValues = flags.FLAGS) -> dict[str, str]
 
 def write_json(path: str | Path, obj: Any) -> None:
     """Write ``obj`` as JSON atomically (temp file then rename), creating parent folders."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(config_tree.to_jsonable(obj), indent=2) + "\n")
-    tmp.replace(path)
+    write_atomic(path, json.dumps(config_tree.to_jsonable(obj), indent=2) + "\n")
 
 
 def launch(main: Callable[[T], Mapping[str, Any] | None], default: T, *,

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from runkit import config_tree
+from runkit.files import write_atomic
 
 __all__ = ["MetricsLog", "read_metrics"]
 
@@ -68,9 +69,7 @@ class MetricsLog:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if truncate_after is not None and self.path.exists():
             keep = [r for r in read_metrics(self.path) if r["step"] <= truncate_after]
-            tmp = self.path.with_name(self.path.name + ".tmp")
-            tmp.write_text("".join(json.dumps(r) + "\n" for r in keep))
-            tmp.replace(self.path)
+            write_atomic(self.path, "".join(json.dumps(r) + "\n" for r in keep))
         self._file = self.path.open("a")
 
     def log(self, step: int, values: Mapping[str, Any] | None = None, **more: Any) -> dict[str, Any]:

@@ -48,6 +48,7 @@ from exphil.data.manifest import (
 from exphil.data.pool import IngestPool
 from exphil.data.spec import EmbeddingSpec
 from exphil.data.storage import read_table
+from runkit.files import write_atomic
 
 __all__ = [
     "MANIFEST_FILE",
@@ -91,9 +92,7 @@ def _write_stats(rows: list[dict[str, Any]], out: Path) -> None:
     unique = {r["hash"]: r for r in rows if r["status"] == "ok"}
     counts = stats_lib.merge_counts(json.loads(r["counts"]) for r in unique.values())
     summary = stats_lib.summarise(counts, unique.values())
-    tmp = out / f".{stats_lib.STATS_FILE}.tmp"
-    tmp.write_text(json.dumps(summary, indent=1) + "\n")
-    os.replace(tmp, out / stats_lib.STATS_FILE)
+    write_atomic(out / stats_lib.STATS_FILE, json.dumps(summary, indent=1) + "\n")
 
 
 def _row_unchanged(old: dict[str, Any], st: os.stat_result, out: Path) -> bool:

@@ -10,11 +10,9 @@ from experiments.bench_ingest import BenchConfig, main
 
 
 @pytest.mark.slow
-def test_bench_reports_all_figures(tmp_path, replay_path):
-    folder = tmp_path / "replays"
-    folder.mkdir()
-    for name in ("peppi_joystick_udlr.slp", "peppi_shield_drop.slp", "peppi_corrupt.slp"):
-        (folder / name).symlink_to(replay_path(name))
+def test_bench_reports_all_figures(tmp_path, link_replays):
+    folder = link_replays(tmp_path / "replays", ("peppi_joystick_udlr.slp", "peppi_shield_drop.slp",
+                                                 "peppi_corrupt.slp"))
     result = main(BenchConfig(replays=str(folder), repeats=1, window_batches=2, gru_steps=0,
                               work_dir=str(tmp_path)))
     assert result["frames"] == 258 + 341  # the two readable replays' playable frames
