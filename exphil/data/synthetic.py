@@ -16,9 +16,15 @@ from tqdm import tqdm
 
 __all__ = ["SHORT_REPLAYS", "make_collection", "unique_copy"]
 
-SHORT_REPLAYS = ("peppi_buttons_abxy.slp", "peppi_joystick_udlr.slp", "peppi_cstick_udlr.slp",
-                 "peppi_shield_drop.slp", "peppi_dash_back.slp", "slippijs_unranked_game1.slp",
-                 "slippijs_unranked_game2.slp")
+SHORT_REPLAYS = (
+    "peppi_buttons_abxy.slp",
+    "peppi_joystick_udlr.slp",
+    "peppi_cstick_udlr.slp",
+    "peppi_shield_drop.slp",
+    "peppi_dash_back.slp",
+    "slippijs_unranked_game1.slp",
+    "slippijs_unranked_game2.slp",
+)
 """The shortest example replays (67-111 kB; Slippi 1.0 and 3.14, offline and online)."""
 
 _KEY = b"startAtSU\x14"  # "startAt", string marker, uint8 length 20: "2018-06-25T06:54:43Z"
@@ -32,7 +38,7 @@ def unique_copy(data: bytes, k: int) -> bytes:
         raise ValueError("replay has no 20-character startAt date in its metadata")
     stamp = (_EPOCH + datetime.timedelta(seconds=k)).strftime("%Y-%m-%dT%H:%M:%SZ").encode()
     start = at + len(_KEY)
-    return data[:start] + stamp + data[start + len(stamp):]
+    return data[:start] + stamp + data[start + len(stamp) :]
 
 
 def make_collection(sources: Sequence[Path], out: Path, count: int, *, progress: bool = True) -> list[Path]:

@@ -132,7 +132,9 @@ def _game_row(
             inputs=spec.version,
             columns=COLUMNS_VERSION,
         )
-    except (BadReplay, KeyError, IndexError, ValueError) as err:
+    except BadReplay as err:
+        row.update(status="error", reason=f"{path.name} game {g}: {err}")
+    except (KeyError, IndexError, ValueError) as err:  # a tensor missing or of the wrong shape
         row.update(status="error", reason=f"{path.name} game {g}: {type(err).__name__}: {err}")
     return row
 

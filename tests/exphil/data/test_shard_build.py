@@ -31,8 +31,9 @@ def whole(collection, tmp_path_factory):
 
 
 def _rows(table):
-    return sorted(({k: v for k, v in r.items() if k not in _SKIP} for r in table.to_pylist()),
-                  key=lambda r: r["path"])
+    return sorted(
+        ({k: v for k, v in r.items() if k not in _SKIP} for r in table.to_pylist()), key=lambda r: r["path"]
+    )
 
 
 def test_three_shards_merge_into_the_whole_dataset(collection, whole, tmp_path):
