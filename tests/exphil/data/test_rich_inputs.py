@@ -32,7 +32,7 @@ def test_optional_inputs_hold_their_sources(replay_path, name):
     table = parse_replay(replay_path(name), extras=True).table
     base, rich = replay_features(table, 1, EmbeddingSpec()), replay_features(table, 1, ALL)
     per, n = len(ALL.player_numeric_fields), rich.frames
-    np.testing.assert_array_equal(rich.state[:, :per - 1], base.state[:, :per - 1])  # self block, then hitstun
+    np.testing.assert_array_equal(rich.state[:, :per - 1], base.state[:, :per - 1])  # self, then hitstun
     np.testing.assert_array_equal(rich.state[:, per:2 * per - 1], base.state[:, per - 1:2 * per - 2])
     np.testing.assert_allclose(rich.state[:n, per - 1], table["p1_hitstun"].to_numpy() * np.float32(0.01))
     np.testing.assert_allclose(rich.state[:n, 2 * per - 1], table["p0_hitstun"].to_numpy() * np.float32(0.01))
