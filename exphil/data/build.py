@@ -27,17 +27,21 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
+
+import pyarrow as pa
 
 from exphil.data import stats as stats_lib
 from exphil.data.formats import discover
 from exphil.data.ingest import COLUMNS_VERSION, ELSEWHERE, IngestOptions, ingest_file
 from exphil.data.manifest import (
+    HASH_SCHEMA,
     MANIFEST_FILE,
     MANIFEST_SCHEMA,
+    RowBuffer,
+    conform,
     manifest_parts,
     part_file,
     read_hash_cache,
@@ -88,32 +92,16 @@ class BuildSummary:
         return "\n".join(lines)
 
 
-def _write_stats(rows: list[dict[str, Any]], out: Path) -> None:
-    unique = {r["hash"]: r for r in rows if r["status"] == "ok"}
-    counts = stats_lib.merge_counts(json.loads(r["counts"]) for r in unique.values())
-    summary = stats_lib.summarise(counts, unique.values())
+def _write_stats(table: pa.Table, out: Path) -> None:
+    """stats.json from a manifest table: each replay (content hash) counted once."""
+    keep = ("hash", "status", "counts", "stage", "p0_character", "p1_character", "frames")
+    seen: dict[str, dict[str, Any]] = {}
+    for r in table.select(list(keep)).to_pylist():
+        if r["status"] == "ok" and r["hash"] not in seen:
+            seen[r["hash"]] = r
+    counts = stats_lib.merge_counts(json.loads(r.pop("counts")) for r in seen.values())
+    summary = stats_lib.summarise(counts, seen.values())
     write_atomic(out / stats_lib.STATS_FILE, json.dumps(summary, indent=1) + "\n")
-
-
-def _row_unchanged(old: dict[str, Any], st: os.stat_result, out: Path) -> bool:
-    if old["size"] != st.st_size or old["mtime_ns"] != st.st_mtime_ns:
-        return False
-    if old["status"] != "ok":
-        return True
-    return (old.get("inputs") == EmbeddingSpec().version and old.get("columns") == COLUMNS_VERSION
-            and (out / old["table"]).exists())
-
-
-def _unchanged(old: list[dict[str, Any]] | None, path: Path, out: Path) -> bool:
-    """Whether the rows of input file ``path`` from the last build still hold (a MIMIC shard has
-    one row per game, ``<shard>#<game>``)."""
-    if not old:
-        return False
-    try:
-        st = path.stat()
-    except OSError:
-        return False
-    return all(_row_unchanged(r, st, out) for r in old)
 
 
 def _remove_stray_temporaries(out: Path) -> None:
@@ -121,20 +109,52 @@ def _remove_stray_temporaries(out: Path) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def _source(row: dict[str, Any]) -> str:
-    return row["path"].split("#", 1)[0]
+@dataclasses.dataclass
+class _Previous:
+    """The last build's rows (of this shard): its manifest and hash cache as tables, with the
+    few columns the reuse check reads as lists, and each input file's row indices (a MIMIC
+    shard has one row per game, ``<shard>#<game>``)."""
 
+    manifest: pa.Table
+    cache: pa.Table
+    facts: dict[str, list[Any]]
+    rows: dict[str, list[int]]
+    cached: dict[str, tuple[int, int, int]]  # path -> (cache row, size, mtime_ns)
 
-def _previous(out: Path, shard: tuple[int, int] | None) -> dict[str, list[dict[str, Any]]]:
-    """{input file: its rows} of the last build of this shard (hash-cache rows included)."""
-    path = out / part_file(shard)
-    rows = read_table(path).to_pylist() if path.exists() else []
-    if shard is not None:
-        rows += [r | {"status": ELSEWHERE} for r in read_hash_cache(out, shard).values()]
-    old: dict[str, list[dict[str, Any]]] = {}
-    for r in rows:
-        old.setdefault(_source(r), []).append(r)
-    return old
+    @classmethod
+    def load(cls, out: Path, shard: tuple[int, int] | None) -> _Previous:
+        path = out / part_file(shard)
+        manifest = conform(read_table(path)) if path.exists() else MANIFEST_SCHEMA.empty_table()
+        cache = read_hash_cache(out, shard) if shard is not None else HASH_SCHEMA.empty_table()
+        facts = {k: manifest[k].to_pylist()
+                 for k in ("size", "mtime_ns", "status", "inputs", "columns", "table")}
+        rows: dict[str, list[int]] = {}
+        for i, p in enumerate(manifest["path"].to_pylist()):
+            rows.setdefault(p.split("#", 1)[0], []).append(i)
+        columns = (cache["path"].to_pylist(), cache["size"].to_pylist(), cache["mtime_ns"].to_pylist())
+        cached = {p: (i, size, mtime) for i, (p, size, mtime) in enumerate(zip(*columns, strict=True))}
+        return cls(manifest, cache, facts, rows, cached)
+
+    def unchanged(self, path: Path, out: Path, version: str) -> tuple[list[int], int | None] | None:
+        """(manifest rows, cache row) of ``path`` when its last build still holds, else None."""
+        try:
+            st = path.stat()
+        except OSError:
+            return None
+        key = str(path)
+        if key in self.cached:
+            i, size, mtime = self.cached[key]
+            return ([], i) if (size, mtime) == (st.st_size, st.st_mtime_ns) else None
+        rows, f = self.rows.get(key), self.facts
+        if not rows:
+            return None
+        for i in rows:
+            if (f["size"][i], f["mtime_ns"][i]) != (st.st_size, st.st_mtime_ns):
+                return None
+            current = f["inputs"][i] == version and f["columns"][i] == COLUMNS_VERSION
+            if f["status"][i] == "ok" and not (current and (out / f["table"][i]).exists()):
+                return None
+        return rows, None
 
 
 def _ingest(todo: list[Path], out: Path, workers: int, options: IngestOptions, progress: bool):
@@ -155,7 +175,8 @@ def build_dataset(replays: str | Path, out: str | Path, *, workers: int = 2, che
     ``workers`` processes parse in parallel (:mod:`exphil.data.pool`: forked from this
     process unless JAX has started a backend in it); the manifest is rewritten every
     ``checkpoint_every`` processed files so a killed build loses little (a rerun picks up
-    where it stopped).
+    where it stopped). Rows are held columnar (:class:`~exphil.data.manifest.RowBuffer`), so
+    memory stays nearly flat as the collection grows.
     """
     from tqdm import tqdm  # here: the spawned ingest worker re-imports the launcher, and draws no bar
 
@@ -170,51 +191,55 @@ def build_dataset(replays: str | Path, out: str | Path, *, workers: int = 2, che
     _remove_stray_temporaries(out)
     start = time.perf_counter()
     files, rejected = discover(replays, fmt, skip=out)
-    old = _previous(out, shard)
-    rows: dict[str, dict[str, Any]] = {r["path"]: r for r in rejected}
-    todo = []
+    prev = _Previous.load(out, shard)
+    version = EmbeddingSpec().version
+    kept, kept_cache, todo = [], [], []
     for f in files:
-        prev = old.get(str(f))
-        if _unchanged(prev, f, out):
-            rows.update((r["path"], r) for r in prev)
-        else:
+        same = prev.unchanged(f, out, version)
+        if same is None:
             todo.append(f)
-    reused = len(files) - len(todo)
-    new_frames = 0
+        else:
+            kept += same[0]
+            kept_cache += [] if same[1] is None else [same[1]]
+    rows = RowBuffer(MANIFEST_SCHEMA, prev.manifest.take(pa.array(kept, pa.int64())))
+    elsewhere = RowBuffer(HASH_SCHEMA, prev.cache.take(pa.array(kept_cache, pa.int64())))
+    for r in rejected:
+        rows.add(r)
     name = part_file(shard)
 
-    def save() -> list[dict[str, Any]]:
+    def save() -> pa.Table:
         if shard is not None:
-            write_hash_cache((r for r in rows.values() if r["status"] == ELSEWHERE), out, shard)
-        return write_manifest((r for r in rows.values() if r["status"] != ELSEWHERE), out, name)
+            write_hash_cache(elsewhere.table(), out, shard)
+        table = rows.table()
+        write_manifest(table, out, name)
+        return table
 
+    new_frames = 0
     # The workers start (are forked) before the progress bar starts its monitor thread.
     with _ingest(todo, out, workers, IngestOptions(fmt=fmt, shard=shard), progress) as produced:
         for done, row in enumerate(tqdm(produced, desc="ingest", unit="file", disable=not progress), 1):
-            rows[row["path"]] = row
-            if row["status"] == "ok":
-                new_frames += row["frames"]
+            (elsewhere if row["status"] == ELSEWHERE else rows).add(row)
+            new_frames += row.get("frames") or 0 if row["status"] == "ok" else 0
             if done % checkpoint_every == 0:
                 save()
-    previous_paths = {r["path"] for rs in old.values() for r in rs}
-    if todo or rows.keys() != previous_paths or not (out / name).exists() or (
-            shard is None and not (out / stats_lib.STATS_FILE).exists()):
+    changed = bool(todo or rejected) or (len(kept), len(kept_cache)) != (prev.manifest.num_rows,
+                                                                          prev.cache.num_rows)
+    if changed or not (out / name).exists() or (shard is None and not (out / stats_lib.STATS_FILE).exists()):
         final = save()
         if shard is None:
             _write_stats(final, out)
     else:  # nothing changed: leave the dataset untouched
-        final = sorted((r for r in rows.values() if r["status"] != ELSEWHERE), key=lambda r: r["path"])
-    return _summary(final, reused, len(todo), new_frames, time.perf_counter() - start)
+        final = rows.table()
+    return _summary(final, len(files) - len(todo), len(todo), new_frames, time.perf_counter() - start)
 
 
-def _summary(final: list[dict[str, Any]], reused: int, parsed: int, frames: int,
-             seconds: float) -> BuildSummary:
-    problems = tuple((Path(r["path"]).name, r["status"], r["reason"]) for r in final if r["status"] != "ok")
-    return BuildSummary(
-        ok=sum(r["status"] == "ok" for r in final),
-        skipped=sum(r["status"] == "skipped" for r in final),
-        errors=sum(r["status"] == "error" for r in final),
-        reused=reused, parsed=parsed, frames=frames, seconds=seconds, problems=problems)
+def _summary(final: pa.Table, reused: int, parsed: int, frames: int, seconds: float) -> BuildSummary:
+    status = final["status"].to_pylist()
+    bad = [i for i, s in enumerate(status) if s != "ok"]
+    paths, reasons = final["path"].to_pylist(), final["reason"].to_pylist()
+    problems = tuple((Path(paths[i]).name, status[i], reasons[i]) for i in bad)
+    return BuildSummary(ok=status.count("ok"), skipped=status.count("skipped"), errors=status.count("error"),
+                        reused=reused, parsed=parsed, frames=frames, seconds=seconds, problems=problems)
 
 
 def merge_dataset(out: str | Path) -> BuildSummary:
@@ -225,7 +250,7 @@ def merge_dataset(out: str | Path) -> BuildSummary:
     parts = manifest_parts(out)
     if not parts:
         raise FileNotFoundError(f"{out}: no manifest parts to merge (build with --shard=i/N first)")
-    rows = [r for p in parts for r in read_table(p).to_pylist()]
-    final = write_manifest(rows, out)
+    final = RowBuffer(MANIFEST_SCHEMA, *(conform(read_table(p)) for p in parts)).table()
+    write_manifest(final, out)
     _write_stats(final, out)
-    return _summary(final, len(final), 0, 0, time.perf_counter() - start)
+    return _summary(final, final.num_rows, 0, 0, time.perf_counter() - start)

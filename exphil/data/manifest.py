@@ -13,7 +13,6 @@ statistics beside it).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +21,11 @@ import pyarrow as pa
 from exphil.data.storage import read_table, write_table_atomic
 
 __all__ = [
+    "HASH_SCHEMA",
     "MANIFEST_FILE",
     "MANIFEST_SCHEMA",
+    "RowBuffer",
+    "conform",
     "hash_cache_file",
     "manifest_parts",
     "part_file",
@@ -67,7 +69,7 @@ MANIFEST_SCHEMA = pa.schema(
     ]
 )
 
-_HASH_SCHEMA = pa.schema(
+HASH_SCHEMA = pa.schema(
     [("path", pa.string()), ("size", pa.int64()), ("mtime_ns", pa.int64()), ("hash", pa.string())]
 )
 _PART = re.compile(r"manifest\.part-(\d+)-of-(\d+)\.parquet")
@@ -119,11 +121,11 @@ def read_manifest(data_dir: str | Path) -> pa.Table:
             )
         return read_table(path)
     if parts:
-        return pa.concat_tables([_conform(read_table(p)) for p in parts])
+        return pa.concat_tables([conform(read_table(p)) for p in parts])
     raise FileNotFoundError(f"{path}: no manifest (build the dataset with experiments.build_dataset)")
 
 
-def _conform(table: pa.Table) -> pa.Table:
+def conform(table: pa.Table) -> pa.Table:
     """A manifest table with MANIFEST_SCHEMA's columns (null where an older build lacked one)."""
     cols = [
         table[f.name] if f.name in table.column_names else pa.nulls(table.num_rows, f.type)
@@ -132,22 +134,44 @@ def _conform(table: pa.Table) -> pa.Table:
     return pa.Table.from_arrays(cols, schema=MANIFEST_SCHEMA)
 
 
-def write_manifest(
-    rows: Iterable[dict[str, Any]], out: Path, name: str = MANIFEST_FILE
-) -> list[dict[str, Any]]:
-    """Write ``rows`` (sorted by path) as manifest file ``name`` of ``out``; return them, cleaned."""
-    rows = sorted(rows, key=lambda r: r["path"])
-    clean = [{name: r.get(name) for name in MANIFEST_SCHEMA.names} for r in rows]
-    write_table_atomic(pa.Table.from_pylist(clean, schema=MANIFEST_SCHEMA), out / name)
-    return clean
+class RowBuffer:
+    """Rows of one schema kept columnar: plain dicts are added, and every 1,000 become an Arrow
+    table, so a build's memory grows by under a kilobyte per file (a dict per row costs ~9 kB)."""
+
+    def __init__(self, schema: pa.Schema, *tables: pa.Table) -> None:
+        self._schema, self._tables, self._rows = schema, [t for t in tables if t.num_rows], []
+
+    def add(self, row: dict[str, Any]) -> None:
+        self._rows.append({name: row.get(name) for name in self._schema.names})
+        if len(self._rows) >= 1000:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._rows:
+            self._tables.append(pa.Table.from_pylist(self._rows, schema=self._schema))
+            self._rows = []
+
+    def table(self) -> pa.Table:
+        """Every row so far, sorted by path."""
+        self._flush()
+        if not self._tables:
+            return self._schema.empty_table()
+        table = pa.concat_tables(self._tables).combine_chunks()
+        self._tables = [table]
+        paths = table["path"].to_pylist()
+        return table.take(pa.array(sorted(range(len(paths)), key=paths.__getitem__), pa.int64()))
 
 
-def read_hash_cache(out: Path, shard: tuple[int, int]) -> dict[str, dict[str, Any]]:
-    """{path: row} of the other shards' files a shard's build hashed before."""
+def write_manifest(table: pa.Table, out: Path, name: str = MANIFEST_FILE) -> None:
+    """Write manifest ``table`` as file ``name`` of ``out``."""
+    write_table_atomic(table, out / name)
+
+
+def read_hash_cache(out: Path, shard: tuple[int, int]) -> pa.Table:
+    """The other shards' files a shard's build hashed before (HASH_SCHEMA; empty when none)."""
     path = out / hash_cache_file(shard)
-    return {r["path"]: r for r in read_table(path).to_pylist()} if path.exists() else {}
+    return read_table(path) if path.exists() else HASH_SCHEMA.empty_table()
 
 
-def write_hash_cache(rows: Iterable[dict[str, Any]], out: Path, shard: tuple[int, int]) -> None:
-    clean = [{k: r[k] for k in _HASH_SCHEMA.names} for r in sorted(rows, key=lambda r: r["path"])]
-    write_table_atomic(pa.Table.from_pylist(clean, schema=_HASH_SCHEMA), out / hash_cache_file(shard))
+def write_hash_cache(table: pa.Table, out: Path, shard: tuple[int, int]) -> None:
+    write_table_atomic(table, out / hash_cache_file(shard))
