@@ -27,14 +27,12 @@ def discover(folder: Path, fmt: str, *, skip: Path | None = None) -> tuple[list[
     Files under ``skip`` (a dataset folder built inside the input folder) are left out."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown input format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    folder = folder.resolve()
     skip = skip.resolve() if skip is not None else None
-    files = sorted(
-        p
-        for p in folder.rglob("*")
-        if p.suffix in _DATA_SUFFIXES
-        and p.is_file()
-        and (skip is None or not p.resolve().is_relative_to(skip))
-    )
+    inside = skip is not None and skip.is_relative_to(folder)  # a dataset built inside the input folder
+    suffixes = (".slp",) if fmt == "slp" else _DATA_SUFFIXES  # other formats report stray data files
+    files = sorted(p for suffix in suffixes for p in folder.rglob(f"*{suffix}")
+                   if not (inside and p.is_relative_to(skip)))
     if fmt == "slp":
         return [p for p in files if p.suffix == ".slp"], []
     if fmt == "mimic":
