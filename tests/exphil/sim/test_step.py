@@ -29,7 +29,8 @@ def pads(*frames: dict) -> Pad:
         main_y[t] = 0.0 if f.get("down") else 0.5
         main_x[t] = f.get("stick_x", 0.5)
     half = jnp.full(n, 0.5, jnp.float32)
-    return Pad(jnp.asarray(buttons), jnp.asarray(main_x), jnp.asarray(main_y), half, half, jnp.zeros(n, jnp.float32))
+    return Pad(jnp.asarray(buttons), jnp.asarray(main_x), jnp.asarray(main_y), half, half,
+               jnp.zeros(n, jnp.float32))
 
 
 LENGTH = 448
@@ -111,7 +112,8 @@ def test_walk_off_the_ledge_dies_and_respawns():
     assert action[left] == F.FALL and np.asarray(traj.x)[left] < FD.surfaces[0].left
     dead = int(np.argmax(action == F.DEAD_DOWN))
     assert np.asarray(traj.y)[dead] < FD.blast_bottom and np.asarray(traj.stocks)[dead] == 3
-    assert (action[dead:dead + F.DEAD_FRAMES] == F.DEAD_DOWN).all() and action[dead + F.DEAD_FRAMES] == F.REBIRTH
+    assert (action[dead:dead + F.DEAD_FRAMES] == F.DEAD_DOWN).all()
+    assert action[dead + F.DEAD_FRAMES] == F.REBIRTH
     assert np.asarray(traj.x)[dead + F.DEAD_FRAMES] == FD.respawn_x
 
 
@@ -129,7 +131,8 @@ def test_vmap_batch_equals_single_rollouts():
     for i in range(n):
         _, single = simulate(standing(), jax.tree.map(lambda v, i=i: v[:, i], batch_pads), stage=FD)
         for name in ("action", "age", "x", "y", "unknown"):
-            np.testing.assert_array_equal(np.asarray(getattr(batched, name))[:, i], np.asarray(getattr(single, name)))
+            np.testing.assert_array_equal(np.asarray(getattr(batched, name))[:, i],
+                                          np.asarray(getattr(single, name)))
 
 
 @settings(max_examples=15, deadline=None)

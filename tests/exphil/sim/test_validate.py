@@ -29,11 +29,11 @@ def test_every_fox_drill_agrees(replay_path, name):
 
 
 def test_unusable_replays_name_the_reason(replay_path):
-    with pytest.raises(UnusableReplay, match="peppi_items.slp: no Fox"):
+    with pytest.raises(UnusableReplay, match=r"peppi_items\.slp: no Fox"):
         compare_replay(replay_path("peppi_items.slp"))
-    with pytest.raises(UnusableReplay, match="exphil_mewtwo_shfair_only.slp: no drill"):
+    with pytest.raises(UnusableReplay, match=r"exphil_mewtwo_shfair_only\.slp: no drill"):
         compare_replay(replay_path("exphil_mewtwo_shfair_only.slp"))
-    with pytest.raises(UnusableReplay, match="peppi_corrupt.slp: cannot parse replay"):
+    with pytest.raises(UnusableReplay, match=r"peppi_corrupt\.slp: cannot parse replay"):
         compare_replay(replay_path("peppi_corrupt.slp"))
     path = replay_path("exphil_fox_multishine_closed.slp")
     table = parse_replay(path).table
