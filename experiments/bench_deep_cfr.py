@@ -18,9 +18,9 @@ call on the full pools); one traversal gets the full ones.
 from __future__ import annotations
 
 import dataclasses
-import time
 
 from experiments.launcher import launch
+from runkit.timing import time_calls
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,15 +33,6 @@ class BenchConfig:
     lostcities_batch: int = 512  # classic Lost Cities: traversals per batched call
     lostcities_single: int = 16  # ... and one-traversal calls
     seed: int = 0
-
-
-def _time(fn, repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
 
 
 def bench(game_name: str, sampling: str, cfg: BenchConfig) -> dict:
@@ -99,7 +90,7 @@ def bench(game_name: str, sampling: str, cfg: BenchConfig) -> dict:
         return sum(int(run(k, 1)["nodes"]) for k in keys)
 
     nodes_b, nodes_s = int(batched()), single()  # also compiles both
-    tb, ts = _time(batched, cfg.repeats), _time(single, cfg.repeats)
+    tb, ts = (min(t.wall for t in time_calls(fn, repeats=cfg.repeats)) for fn in (batched, single))
     rate_b, rate_s = nodes_b / tb, nodes_s / ts
     return {"game": game_name, "sampling": sampling, "batch": batch, "single_games": singles,
             "hidden": list(hidden), "probes": probes, "states_per_s_batched": rate_b,

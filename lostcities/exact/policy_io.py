@@ -14,6 +14,7 @@ import numpy as np
 
 from lostcities.exact.evaluate import normalise_policy
 from lostcities.exact.tree import GameTree
+from runkit.files import write_atomic
 
 __all__ = ["infoset_policy", "policy_table", "read_policy_json", "table_to_infoset_policy",
            "write_policy_json"]
@@ -69,9 +70,7 @@ def write_policy_json(path: str | Path, tree: GameTree, policy: np.ndarray) -> P
     """Write ``policy`` (per information set or per node, see :func:`policy_table`) as ``policy.json``
     at ``path``, atomically: a reader never sees half a file."""
     path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(policy_table(tree, policy), indent=1, sort_keys=True) + "\n")
-    tmp.replace(path)
+    write_atomic(path, json.dumps(policy_table(tree, policy), indent=1, sort_keys=True) + "\n")
     return path
 
 
