@@ -37,7 +37,8 @@ class ClosedLoopBenchConfig:
     loop_batches: tuple[int, ...] = (64, 256)
     frames: int = 512
     rounds: int = 5
-    run_dir: str = ""  # default: a GRU-256 of the multishine preset with random weights
+    run_dir: str = ""  # default: a GRU of the multishine preset's shape with random weights
+    hidden: int = 256  # that GRU's width
     fixture: str = ""
     host_devices: int = 1
 
@@ -102,8 +103,8 @@ def sharder(devices: int):
     return shard
 
 
-def make_player(run_dir: str, drill):
-    """The run's policy, or a GRU-256 with the multishine preset's architecture and random weights."""
+def make_player(run_dir: str, drill, hidden: int = 256):
+    """The run's policy, or a GRU (the multishine preset's architecture) with random weights."""
     import jax.numpy as jnp
     from flax import nnx
 
@@ -117,7 +118,7 @@ def make_player(run_dir: str, drill):
     if run_dir:
         return load_player(run_dir, drill)
     spec = EmbeddingSpec()
-    policy = build_policy(PolicyConfig(arch="gru", hidden=256, num_layers=1), spec, rngs=nnx.Rngs(0))
+    policy = build_policy(PolicyConfig(arch="gru", hidden=hidden, num_layers=1), spec, rngs=nnx.Rngs(0))
     policy.eval()
     graph, params, other = nnx.split(policy, nnx.Param, ...)
     return PolicyPlayer(graph=graph, params=params, other=other,
@@ -199,7 +200,7 @@ def main(cfg: ClosedLoopBenchConfig) -> dict:
     best = max(v["steps_per_s"] for v in result["sim"].values())
     result["sim_steps_per_s"] = best
     result["sim_steps_per_cpu_s"] = max(v["steps_per_cpu_s"] for v in result["sim"].values())
-    player = make_player(cfg.run_dir, drill)
+    player = make_player(cfg.run_dir, drill, cfg.hidden)
     result["loop"] = bench_loop(cfg, player, drill, shard)
     result["loop_over_policy"] = min(v["loop_over_policy"] for v in result["loop"].values())
     print(f"best simulator rate {best:,.0f} steps/s (target 2,000,000); closed loop / policy alone: "
