@@ -17,11 +17,13 @@ import pyarrow as pa
 
 from exphil.data.arrow_numpy import filled, single_chunk, valid
 from exphil.data.spec import BUTTONS, NULL_DEFAULTS, PLAYER_PREFIXES, STICKS, EmbeddingSpec, column
+from exphil.data.stages import GEOMETRY_FIELDS, stage_geometry
 
 __all__ = [
     "ReplayFeatures",
     "empty_features",
     "feature_columns",
+    "geometry_inputs",
     "neutral_controller",
     "player_inputs",
     "player_targets",
@@ -39,12 +41,15 @@ _CATEGORICAL_FIELDS = ("action", "character", "jumps", "nana_action")
 class ReplayFeatures:
     """One player's view of one replay, ``frames`` real rows followed by ``pad`` padding rows.
 
-    state: float32[frames + pad, 2 * len(spec.player_numeric_fields)]  self then opp
-    prev_controller: float32[frames + pad, 13]  controller of the previous frame, quantised
+    state: float32[frames + pad, 2 * len(spec.player_numeric_fields) + len(spec.global_numeric_fields)]
+      self, opp, then the stage geometry when on
+    prev_controller: float32[frames + pad, len(spec.controller_fields)]  controller of the previous
+      frame, quantised (its processed shoulders, when on, as they were)
     categorical: int32[frames + pad, len(spec.categorical)]
     buttons: float32[frames + pad, 8]
     sticks: int32[frames + pad, 4]  main_x, main_y, c_x, c_y classes
     shoulder: int32[frames + pad]
+    triggers: float32[frames + pad, 2]  own processed L and R (spec.r_trigger), else None
     """
 
     frames: int
@@ -54,6 +59,7 @@ class ReplayFeatures:
     buttons: np.ndarray
     sticks: np.ndarray
     shoulder: np.ndarray
+    triggers: np.ndarray | None = None
 
 
 def feature_columns(spec: EmbeddingSpec, pov: int) -> list[str]:
@@ -65,6 +71,8 @@ def feature_columns(spec: EmbeddingSpec, pov: int) -> list[str]:
     prefix = PLAYER_PREFIXES[pov]
     cols += [column(prefix, f"btn_{b}") for b in BUTTONS]
     cols += [column(prefix, s) for s in (*STICKS, "shoulder")]
+    if spec.r_trigger:
+        cols += [column(prefix, "trigger_l"), column(prefix, "trigger_r")]
     return cols
 
 
@@ -94,6 +102,14 @@ def stage_inputs(table: pa.Table, spec: EmbeddingSpec, out: np.ndarray) -> None:
     np.minimum(filled(table["stage"], 0), spec.num_stages - 1, out=out, casting="unsafe")
 
 
+def geometry_inputs(table: pa.Table, spec: EmbeddingSpec, out: np.ndarray) -> None:
+    """Write each frame's stage geometry (scaled; 0 where absent) into ``out`` [n, 15]."""
+    stages = filled(table["stage"], 0)
+    for stage in np.unique(stages):
+        geometry = np.nan_to_num(np.asarray(stage_geometry(int(stage)) or [0.0] * len(GEOMETRY_FIELDS)))
+        out[stages == stage] = (geometry * spec.xy_scale).astype(np.float32)
+
+
 def player_targets(table: pa.Table, prefix: str, spec: EmbeddingSpec, buttons: np.ndarray,
                    sticks: np.ndarray, shoulder: np.ndarray) -> None:
     """Write one player's controller targets: ``buttons`` [n, 8] (1 held), stick classes
@@ -109,14 +125,16 @@ def empty_features(frames: int, spec: EmbeddingSpec, pad: int) -> ReplayFeatures
     """Zeroed arrays for ``frames`` rows plus ``pad`` padding rows (the previous controller
     is filled in by :func:`with_previous_controller`)."""
     rows = frames + pad
+    width = 2 * len(spec.player_numeric_fields) + len(spec.global_numeric_fields)
     return ReplayFeatures(
         frames=frames,
-        state=np.zeros((rows, 2 * len(spec.player_numeric_fields)), np.float32),
+        state=np.zeros((rows, width), np.float32),
         prev_controller=np.empty((rows, len(spec.controller_fields)), np.float32),
         categorical=np.zeros((rows, len(spec.categorical)), np.int32),
         buttons=np.zeros((rows, len(BUTTONS)), np.float32),
         sticks=np.zeros((rows, len(STICKS)), np.int32),
-        shoulder=np.zeros(rows, np.int32))
+        shoulder=np.zeros(rows, np.int32),
+        triggers=np.zeros((rows, 2), np.float32) if spec.r_trigger else None)
 
 
 def with_previous_controller(f: ReplayFeatures, spec: EmbeddingSpec) -> ReplayFeatures:
@@ -126,24 +144,36 @@ def with_previous_controller(f: ReplayFeatures, spec: EmbeddingSpec) -> ReplayFe
     prev[:] = neutral_controller(spec)
     prev[1:n, :k] = f.buttons[:n - 1]
     prev[1:n, k:k + len(STICKS)] = spec.class_to_stick(f.sticks[:n - 1])
-    prev[1:n, -1] = spec.class_to_shoulder(f.shoulder[:n - 1])
+    prev[1:n, k + len(STICKS)] = spec.class_to_shoulder(f.shoulder[:n - 1])
+    if f.triggers is not None:
+        prev[1:n, -2:] = f.triggers[:n - 1]
     return f
 
 
 def replay_features(table: pa.Table, pov: int, spec: EmbeddingSpec, *, pad: int = 0) -> ReplayFeatures:
     """Features of player ``pov`` (0 or 1) converted from a replay table's named columns,
     padded by ``pad`` rows."""
+    missing = [c for c in feature_columns(spec, pov) if c not in table.column_names]
+    if missing:
+        raise ValueError(f"the table lacks columns {missing[:4]} that these inputs need (a table built by "
+                         "older code: rebuild the dataset)")
     f = empty_features(table.num_rows, spec, pad)
     n, width, per = f.frames, len(spec.player_numeric_fields), len(_CATEGORICAL_FIELDS)
     for side, prefix in enumerate((PLAYER_PREFIXES[pov], PLAYER_PREFIXES[1 - pov])):
         player_inputs(table, prefix, spec, f.state[:n, side * width:(side + 1) * width],
                       f.categorical[:n, side * per:(side + 1) * per])
     stage_inputs(table, spec, f.categorical[:n, -1])
+    if spec.stage_geometry:
+        geometry_inputs(table, spec, f.state[:n, 2 * width:])
     player_targets(table, PLAYER_PREFIXES[pov], spec, f.buttons[:n], f.sticks[:n], f.shoulder[:n])
+    if f.triggers is not None:
+        for j, side in enumerate(("trigger_l", "trigger_r")):
+            f.triggers[:n, j] = filled(table[column(PLAYER_PREFIXES[pov], side)], 0.0)
     return with_previous_controller(f, spec)
 
 
 def neutral_controller(spec: EmbeddingSpec) -> np.ndarray:
     """The previous-controller input of an idle controller: no buttons, sticks centred, no shoulder."""
     centre = spec.class_to_stick(spec.stick_to_class(0.5))
-    return np.array([0.0] * len(BUTTONS) + [centre] * len(STICKS) + [0.0], np.float32)
+    triggers = [0.0, 0.0] if spec.r_trigger else []
+    return np.array([0.0] * len(BUTTONS) + [centre] * len(STICKS) + [0.0, *triggers], np.float32)
