@@ -85,8 +85,8 @@ def main(cfg: ScaleConfig) -> dict:
             }
         )
         print(
-            f"{n:>6} replays: {wall:8.1f} s, {1000 * wall / n:6.2f} ms/replay ({1000 * cpu / n:6.2f} CPU ms), "
-            f"peak RSS {rss:7.1f} MB"
+            f"{n:>6} replays: {wall:8.1f} s, {1000 * wall / n:6.2f} ms/replay "
+            f"({1000 * cpu / n:6.2f} CPU ms), peak RSS {rss:7.1f} MB"
         )
     big, small = sizes[-1], sizes[0]
     for kind in ("", "cpu_"):
@@ -105,7 +105,8 @@ def main(cfg: ScaleConfig) -> dict:
     _run_build([f"--replays={folder}", f"--out={sharded}", "--shard=1/2", f"--workers={cfg.workers}"])
     results["merge_s"], _, _ = _run_build([f"--out={sharded}", "--merge"])
     print(
-        f"per-replay ratio {results['per_replay_ratio']:.2f} (CPU {results['per_replay_cpu_ratio']:.2f}), rebuild {results['rebuild_s']:.1f} s, "
+        f"per-replay ratio {results['per_replay_ratio']:.2f} (CPU {results['per_replay_cpu_ratio']:.2f}), "
+        f"rebuild {results['rebuild_s']:.1f} s, "
         f"shard 0/2 {results['shard_build_s']:.1f} s, merge {results['merge_s']:.1f} s"
     )
     return results
