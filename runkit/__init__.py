@@ -34,6 +34,7 @@ _HOMES = {
     "read_metrics": "runkit.metrics",
     "ResumeError": "runkit.run_dir",
     "RunDir": "runkit.run_dir",
+    "compare": "runkit.compare",
     "config_tree": "runkit.config_tree",
     "plots": "runkit.plots",
     "files": "runkit.files",

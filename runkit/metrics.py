@@ -61,10 +61,20 @@ def read_metrics(path: str | Path) -> list[dict[str, Any]]:
 
 
 class MetricsLog:
-    """Appends metric rows to a JSONL file, flushing each one."""
+    """Appends metric rows to a JSONL file, flushing each one (and, optionally, to TensorBoard)."""
 
-    def __init__(self, path: str | Path, *, truncate_after: int | None = None):
-        """Open ``path`` for appending; with ``truncate_after``, drop rows whose step is larger."""
+    def __init__(self, path: str | Path, *, truncate_after: int | None = None,
+                 tensorboard: str | Path | None = None):
+        """Open ``path`` for appending; with ``truncate_after``, drop rows whose step is larger.
+
+        ``tensorboard``: a folder that also receives every row's numbers as TensorBoard events
+        (:class:`runkit.tensorboard.TensorBoardLog`, cut back to ``truncate_after`` alike).
+        """
+        self.tensorboard = None
+        if tensorboard is not None:
+            from runkit.tensorboard import TensorBoardLog
+
+            self.tensorboard = TensorBoardLog(tensorboard, truncate_after=truncate_after)
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if truncate_after is not None and self.path.exists():
@@ -77,10 +87,15 @@ class MetricsLog:
         row = {"step": int(step), **_plain(dict(values or {})), **_plain(more)}
         self._file.write(json.dumps(row) + "\n")
         self._file.flush()
+        if self.tensorboard is not None:
+            self.tensorboard.log(row)
         return row
 
     def close(self) -> None:
-        """Flush, fsync and close the file."""
+        """Flush, fsync and close the file (and the TensorBoard events)."""
+        if self.tensorboard is not None:
+            self.tensorboard.close()
+            self.tensorboard = None
         if not self._file.closed:
             self._file.flush()
             os.fsync(self._file.fileno())

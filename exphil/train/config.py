@@ -74,7 +74,7 @@ class DataStats:
 
 
 RESUMABLE = ("steps", "log_every", "eval_every", "eval_batches", "checkpoint_every", "keep_last",
-             "async_checkpoint", "progress")
+             "async_checkpoint", "progress", "tensorboard")
 """Fields a resumed run may change: its length, and logging, evaluation and checkpoint cadence
 (none of them alters the parameters trained up to the checkpoint, nor the data order)."""
 
@@ -106,6 +106,7 @@ class TrainConfig:
     keep_last: int = 3
     async_checkpoint: bool = True
     progress: bool = True
+    tensorboard: bool = False  # also log every metric to RUN_DIR/tensorboard (needs tensorboardX)
 
     def __post_init__(self) -> None:
         for name in ("steps", "log_every", "eval_every", "checkpoint_every", "keep_last"):
