@@ -142,6 +142,8 @@ def with_previous_controller(f: ReplayFeatures, spec: EmbeddingSpec) -> ReplayFe
     row 0 and the padding hold the neutral one."""
     n, prev, k = f.frames, f.prev_controller, len(BUTTONS)
     prev[:] = neutral_controller(spec)
+    if n < 2:
+        return f
     prev[1:n, :k] = f.buttons[:n - 1]
     prev[1:n, k:k + len(STICKS)] = spec.class_to_stick(f.sticks[:n - 1])
     prev[1:n, k + len(STICKS)] = spec.class_to_shoulder(f.shoulder[:n - 1])
