@@ -100,6 +100,9 @@ _PLAYER_NUMERIC: Final = (
 )
 """(stored per-player field, name of the EmbeddingSpec scale or None for 1) in input order."""
 
+_PLAYER_FIELDS: Final = tuple(name for name, _ in _PLAYER_NUMERIC)
+_SCALE_NAMES: Final = dict(_PLAYER_NUMERIC)
+
 NULL_DEFAULTS: Final = {
     "facing": 1.0,
     "on_ground": 1.0,
@@ -155,26 +158,26 @@ class EmbeddingSpec:
     @property
     def player_numeric_fields(self) -> tuple[str, ...]:
         """Stored per-player fields feeding the numeric input, in order."""
-        return tuple(name for name, _ in _PLAYER_NUMERIC)
+        return _PLAYER_FIELDS
 
-    @property
+    @functools.cached_property
     def controller_fields(self) -> tuple[str, ...]:
         """Previous-controller input names, in order (buttons, sticks, shoulder)."""
         return tuple(f"btn_{b}" for b in BUTTONS) + STICKS + ("shoulder",)
 
-    @property
+    @functools.cached_property
     def numeric_fields(self) -> tuple[str, ...]:
         """Name of every numeric input column, in order."""
         per = self.player_numeric_fields
         return (tuple(f"self_{f}" for f in per) + tuple(f"opp_{f}" for f in per)
                 + tuple(f"prev_{f}" for f in self.controller_fields))
 
-    @property
+    @functools.cached_property
     def numeric_dim(self) -> int:
         """Continuous inputs per frame (both players' state and the previous controller)."""
         return len(self.numeric_fields)
 
-    @property
+    @functools.cached_property
     def categorical(self) -> tuple[tuple[str, int], ...]:
         """(name, vocabulary size) of each categorical input column, in order."""
         per = (("action", self.num_actions), ("character", self.num_characters),
@@ -184,7 +187,7 @@ class EmbeddingSpec:
 
     def scale(self, field: str) -> float:
         """Multiplier applied to stored per-player numeric ``field``."""
-        name = dict(_PLAYER_NUMERIC)[field]
+        name = _SCALE_NAMES[field]
         return 1.0 if name is None else float(getattr(self, name))
 
     @functools.cached_property
