@@ -124,7 +124,7 @@ class LiveAgent:
         self._carry = self._init_carry
         self._queue: collections.deque[Controls] = collections.deque([self._neutral] * (self.delay - 1))
         self._previous = neutral_controller(self.spec)
-        self._last: FrameInputs | None = None
+        self.last_inputs: FrameInputs | None = None
         self.sent = self._neutral
         if self.pad is not None:
             self.pad.release_all()
@@ -141,10 +141,10 @@ class LiveAgent:
             if inputs.gap > MAX_GAP_FILL:
                 self.reset()
                 self.adapter.last_frame = inputs.frame
-            elif inputs.gap and self._last is not None:
+            elif inputs.gap and self.last_inputs is not None:
                 for _ in range(inputs.gap):  # missing frames: step on the last frame seen
-                    self._advance(self._last.numeric.copy(), self._last.categorical)
-            self._last = inputs
+                    self._advance(self.last_inputs.numeric.copy(), self.last_inputs.categorical)
+            self.last_inputs = inputs
             self.sent = self._advance(inputs.numeric, inputs.categorical)
         if self.pad is not None:
             self.pad.send(self.sent)

@@ -20,6 +20,7 @@ from exphil.live.console import replay_states
 from exphil.live.pad import BUTTON_ENUMS, RecordingController, neutral_controls
 from exphil.models import PolicyConfig, build_policy
 from exphil.train.thresholds import default_thresholds
+from tests.exphil.live.runs import make_run
 
 SPEC = EmbeddingSpec()
 REPLAY = "exphil_fox_multishine.slp"
@@ -129,3 +130,18 @@ def test_delay_zero_and_a_missing_delay_are_refused():
         LiveAgent(_policy(), port=1, delay=0)
     with pytest.raises(ValueError, match="needs delay="):
         LiveAgent(_policy(), port=1)
+
+
+def test_a_run_folder_plays_with_the_delay_it_was_trained_with(tmp_path, states):
+    run = make_run(tmp_path / "d2", delay=2)
+    agent = LiveAgent(run, port=1, temperature=0.0)
+    assert agent.delay == 2 and len(agent._queue) == 1
+    assert len([agent.act(gs) for gs in states[:100]]) == 100
+    with pytest.raises(ValueError, match=r"delay=1, but .*d2 was trained with delay 2"):
+        LiveAgent(run, port=1, delay=1)
+    with pytest.raises(ValueError, match="delay 0 cannot play live"):
+        LiveAgent(make_run(tmp_path / "d0", delay=0), port=1)
+    with pytest.raises(FileNotFoundError, match=r"empty: no trained policy to play .*no checkpoint"):
+        LiveAgent(make_run(tmp_path / "empty", checkpoint=False), port=1)
+    with pytest.raises(FileNotFoundError, match=r"no config\.json"):
+        LiveAgent(tmp_path / "nothing", port=1)
