@@ -32,6 +32,7 @@ __all__ = [
     "quantised_controller",
     "replay_features",
     "stage_inputs",
+    "view_inputs",
     "with_previous_controller",
 ]
 
@@ -232,13 +233,21 @@ def replay_features(table: pa.Table | ColumnSource, pov: int, spec: EmbeddingSpe
     """Features of player ``pov`` (0 or 1) converted from a replay table's named columns,
     padded by ``pad`` rows."""
     f = empty_features(table.num_rows, spec, pad)
-    n, width, per = f.frames, len(spec.player_numeric_fields), len(_CATEGORICAL_FIELDS)
-    for side, prefix in enumerate((PLAYER_PREFIXES[pov], PLAYER_PREFIXES[1 - pov])):
-        player_inputs(table, prefix, spec, f.state[:n, side * width:(side + 1) * width],
-                      f.categorical[:n, side * per:(side + 1) * per])
-    stage_inputs(table, spec, f.categorical[:n, -1])
+    n = f.frames
+    view_inputs(table, pov, spec, f.state[:n], f.categorical[:n])
     player_targets(table, PLAYER_PREFIXES[pov], spec, f.buttons[:n], f.sticks[:n], f.shoulder[:n])
     return with_previous_controller(f, spec)
+
+
+def view_inputs(table: pa.Table | ColumnSource, pov: int, spec: EmbeddingSpec, state: np.ndarray,
+                categorical: np.ndarray) -> None:
+    """Write player ``pov``'s view of every frame: the numeric state, self then opp, into ``state``
+    [n, 2 * len(player_numeric_fields)] and the categorical inputs into ``categorical`` [n, C]."""
+    width, per = len(spec.player_numeric_fields), len(_CATEGORICAL_FIELDS)
+    for side, prefix in enumerate((PLAYER_PREFIXES[pov], PLAYER_PREFIXES[1 - pov])):
+        player_inputs(table, prefix, spec, state[:, side * width:(side + 1) * width],
+                      categorical[:, side * per:(side + 1) * per])
+    stage_inputs(table, spec, categorical[:, -1])
 
 
 def neutral_controller(spec: EmbeddingSpec) -> np.ndarray:

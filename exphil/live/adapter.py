@@ -1,8 +1,9 @@
 """A stream of libmelee ``GameState``s -> one player's model inputs, frame by frame, as training has them.
 
 Each new frame's stored columns (:func:`~exphil.live.columns.frame_columns`) go through the
-training path's :func:`~exphil.data.features.replay_features` (one frame long), so every input
-equals row ``t`` of the same replay's training features (``tests/exphil/live`` checks this on
+training path's own conversion (:func:`~exphil.data.features.view_inputs` for the inputs,
+:func:`~exphil.data.features.player_targets` for the controller held), so every input equals
+row ``t`` of the same replay's training features (``tests/exphil/live`` checks this on
 every replay libmelee reads). The stream is cut as training cuts a replay: frames before
 ``FIRST_PLAYABLE_FRAME`` (-39) give nothing, and a frame id already seen (a rollback or a
 repeated frame) is dropped, the first kept. A new game starts at frame -123 (or when the frame
@@ -15,16 +16,23 @@ frame (as in training) unless the caller passes its own (live play feeds back it
 from __future__ import annotations
 
 import dataclasses
+import functools
+from typing import NamedTuple
 
 import melee
 import numpy as np
 
-from exphil.data.features import neutral_controller, quantised_controller, replay_features
+from exphil.data.features import (
+    neutral_controller,
+    player_targets,
+    quantised_controller,
+    view_inputs,
+)
 from exphil.data.parse import FIRST_PLAYABLE_FRAME
-from exphil.data.spec import EmbeddingSpec
+from exphil.data.spec import BUTTONS, PLAYER_PREFIXES, STICKS, EmbeddingSpec
 from exphil.live.columns import FrameColumns, UnsupportedGame, frame_columns
 
-__all__ = ["GAME_START_FRAME", "NEW_GAME_DROP", "FrameAdapter", "FrameInputs"]
+__all__ = ["GAME_START_FRAME", "NEW_GAME_DROP", "FrameAdapter", "FrameInputs", "Held"]
 
 GAME_START_FRAME = -123
 """Frame id of every game's first frame."""
@@ -33,24 +41,38 @@ NEW_GAME_DROP = 60
 """A frame id this far below the last one starts a new game (rollbacks go back at most ~7 frames)."""
 
 
+class Held(NamedTuple):
+    """The controller a player held on a frame, as training targets encode it."""
+
+    buttons: np.ndarray  # float32 [8], 1 held
+    sticks: np.ndarray  # int32 [4]: main x, main y, C x, C y classes
+    shoulder: int  # class
+
+
 @dataclasses.dataclass(frozen=True)
 class FrameInputs:
-    """One frame of one player's view: model inputs, and the controller the player held on it.
+    """One frame of one player's view: the model inputs, and (on demand) the controller held.
 
     numeric: float32[spec.numeric_dim]  state (self then opp), then the previous controller
     categorical: int32[len(spec.categorical)]
-    buttons: float32[8]; sticks: int32[4] (main x, main y, C x, C y classes); shoulder: int class
     gap: frame ids skipped since the last kept frame of this game (0 in an unbroken stream)
     """
 
     frame: int
     numeric: np.ndarray
     categorical: np.ndarray
-    buttons: np.ndarray
-    sticks: np.ndarray
-    shoulder: int
     gap: int
     columns: FrameColumns
+    prefix: str  # the player's stored-column prefix on this frame
+    spec: EmbeddingSpec
+
+    @functools.cached_property
+    def held(self) -> Held:
+        """The player's controller on this frame (``player_targets`` of the training path)."""
+        buttons, sticks = np.empty((1, len(BUTTONS)), np.float32), np.empty((1, len(STICKS)), np.int32)
+        shoulder = np.empty(1, np.int32)
+        player_targets(self.columns, self.prefix, self.spec, buttons, sticks, shoulder)
+        return Held(buttons[0], sticks[0], int(shoulder[0]))
 
 
 class FrameAdapter:
@@ -85,14 +107,17 @@ class FrameAdapter:
         if self.port not in ports:
             raise UnsupportedGame(f"{self.where}: frame {frame}: port {self.port} is not in the game "
                                   f"(ports {ports})")
-        f = replay_features(columns, ports.index(self.port), self.spec)
-        numeric = np.empty(self.spec.numeric_dim, np.float32)
-        numeric[:self._state_dim] = f.state[0]
-        numeric[self._state_dim:] = self._held if previous is None else previous
+        pov, spec = ports.index(self.port), self.spec
+        numeric = np.empty((1, spec.numeric_dim), np.float32)
+        categorical = np.empty((1, len(spec.categorical)), np.int32)
+        view_inputs(columns, pov, spec, numeric[:, :self._state_dim], categorical)
+        numeric[0, self._state_dim:] = self._held if previous is None else previous
         gap = 0 if self.last_frame is None else frame - self.last_frame - 1
         self.last_frame = frame
-        held = np.empty((1, len(self.spec.controller_fields)), np.float32)
-        quantised_controller(self.spec, f.buttons, f.sticks, f.shoulder, held)
-        self._held = held[0]
-        return FrameInputs(frame=frame, numeric=numeric, categorical=f.categorical[0], buttons=f.buttons[0],
-                           sticks=f.sticks[0], shoulder=int(f.shoulder[0]), gap=gap, columns=columns)
+        inputs = FrameInputs(frame=frame, numeric=numeric[0], categorical=categorical[0], gap=gap,
+                             columns=columns, prefix=PLAYER_PREFIXES[pov], spec=spec)
+        if previous is None:  # the next frame's previous controller is this one's, as recorded
+            held, out = inputs.held, np.empty((1, len(spec.controller_fields)), np.float32)
+            quantised_controller(spec, held.buttons[None], held.sticks[None], held.shoulder, out)
+            self._held = out[0]
+        return inputs

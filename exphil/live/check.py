@@ -59,9 +59,9 @@ def _input_rows(ref: ReplayFeatures, rows: list[FrameInputs], spec: EmbeddingSpe
            for j, n in enumerate(spec.numeric_fields)}
     out.update({f"categorical:{n}": _equal(ref.categorical[:, j], live_categorical[:, j])
                 for j, (n, _) in enumerate(spec.categorical)})
-    out["target:buttons"] = _equal(ref.buttons, np.stack([r.buttons for r in rows]))
-    out["target:sticks"] = _equal(ref.sticks, np.stack([r.sticks for r in rows]))
-    out["target:shoulder"] = _equal(ref.shoulder, np.array([r.shoulder for r in rows]))
+    out["target:buttons"] = _equal(ref.buttons, np.stack([r.held.buttons for r in rows]))
+    out["target:sticks"] = _equal(ref.sticks, np.stack([r.held.sticks for r in rows]))
+    out["target:shoulder"] = _equal(ref.shoulder, np.array([r.held.shoulder for r in rows]))
     return out
 
 

@@ -34,7 +34,8 @@ def play_recorded(agent: LiveAgent, states: Iterable[melee.GameState]) -> tuple[
             continue
         if pending is not None and pending[0] == seen.frame:
             ours.append(pending[1])
-            theirs.append((*seen.buttons.astype(bool), *seen.sticks, seen.shoulder))
+            held = seen.held
+            theirs.append((*held.buttons.astype(bool), *held.sticks, held.shoulder))
         pending = (seen.frame + 1, (*controls.buttons, controls.main_x, controls.main_y, controls.c_x,
                                     controls.c_y, controls.shoulder))
     width = len(BUTTONS) + len(STICKS) + 1

@@ -33,7 +33,8 @@ class _Echo:
         if seen is None:
             return Controls((False,) * 8, 8, 8, 8, 8, 0)
         self.last_inputs = seen
-        return Controls(tuple(bool(b) for b in seen.buttons), *(int(s) for s in seen.sticks), seen.shoulder)
+        held = seen.held
+        return Controls(tuple(bool(b) for b in held.buttons), *(int(s) for s in held.sticks), held.shoulder)
 
 
 def test_sent_controls_are_compared_with_the_next_frame(replay_path):
