@@ -12,9 +12,9 @@ call on the full pools); one traversal gets the full ones.
 from __future__ import annotations
 
 import dataclasses
-import time
 
 from experiments.launcher import launch
+from runkit.timing import time_calls
 
 
 @dataclasses.dataclass(frozen=True)
@@ -25,15 +25,6 @@ class BenchConfig:
     repeats: int = 3
     hidden: tuple[int, ...] = (64, 64)
     seed: int = 0
-
-
-def _time(fn, repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
 
 
 def bench(game_name: str, sampling: str, cfg: BenchConfig) -> dict:
@@ -84,7 +75,7 @@ def bench(game_name: str, sampling: str, cfg: BenchConfig) -> dict:
         return sum(int(run(k, 1)["nodes"]) for k in keys)
 
     nodes_b, nodes_s = int(batched()), single()  # also compiles both
-    tb, ts = _time(batched, cfg.repeats), _time(single, cfg.repeats)
+    tb, ts = (min(t.wall for t in time_calls(fn, repeats=cfg.repeats)) for fn in (batched, single))
     rate_b, rate_s = nodes_b / tb, nodes_s / ts
     return {"game": game_name, "sampling": sampling, "batch": cfg.batch, "states_per_s_batched": rate_b,
             "states_per_s_single": rate_s, "speedup": rate_b / rate_s, **extra}

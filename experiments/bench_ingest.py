@@ -26,8 +26,15 @@ Reports (frames are stored frames; window frames are batch rows x window length)
   inputs_bytes                   of which the stored inputs columns (compressed, from the footers)
   inputs_size_growth             inputs_bytes / the named columns' bytes (the growth they cost)
   eager/lazy_window_frames_per_s window batches (default WindowConfig) per second
-  gru_step_frames_per_s          the default GRU training step (exphil.train) on those batches
+  gru_step_frames_per_s          the default GRU training step (exphil.train: GRU 256) on those batches
   lazy_over_gru                  lazy window throughput / GRU step consumption
+With ``--stream_data=DATASET`` (a large built dataset, e.g. the 10,000 replays that
+bench_dataset_scale builds; ``--replays`` may then be left out):
+  stream_replays                 replays in that dataset
+  stream_window_frames_per_s     lazy windows (default WindowConfig: shuffled across replays,
+                                 prefetch thread) over it, in a fresh process
+  stream_peak_rss_mb             that process's peak RSS
+  stream_over_gru                stream throughput / the GRU 256 step's consumption
 """
 
 from __future__ import annotations
@@ -54,6 +61,7 @@ from exphil.data.storage import read_table
 from exphil.data.stored_inputs import inputs_column
 from exphil.data.window_config import WindowConfig
 from exphil.data.windows import make_windows
+from runkit.timing import Elapsed, Stopwatch
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,16 +74,8 @@ class BenchConfig:
     window_batches: int = 200  # batches timed per window mode
     gru_steps: int = 20  # timed GRU training steps (0 = skip the comparison)
     work_dir: str = ""  # scratch folder (default: a temporary folder)
-
-
-def _best_rate(frames: int, fn: Any, repeats: int) -> float:
-    """Highest frames/s over ``repeats`` calls of ``fn``."""
-    best = float("inf")
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return frames / best
+    stream_data: str = ""  # a built dataset to stream lazy windows over ("" = skip)
+    stream_batches: int = 400  # batches timed over stream_data
 
 
 def _warm_up(_: int) -> None:
@@ -107,35 +107,35 @@ def _ingest(replays: Path, work: Path, workers: int, repeats: int) -> tuple[dict
         warm = []
         for r in range(repeats):
             out = work / f"warm{r}"
-            t = time.perf_counter()
-            rows = pool.starmap(ingest_file, [(f, str(out)) for f in files], chunksize=1)
-            warm.append(sum(row.get("frames") or 0 for row in rows) / (time.perf_counter() - t))
+            with Stopwatch() as sw:
+                rows = pool.starmap(ingest_file, [(f, str(out)) for f in files], chunksize=1)
+            warm.append(sum(row.get("frames") or 0 for row in rows) / sw.elapsed.wall)
     results["ingest_frames_per_s_warm"] = max(warm)
     fresh = itertools.count()  # a new dataset folder per call, so no table is found already written
     single = {"ingest": lambda f: ingest_file(f, work / f"single{next(fresh)}")}
     frames = sum(r.get("frames") or 0 for r in read_manifest(work / "ingest0").to_pylist())
-    results["ingest_frames_per_s_per_worker"] = frames / _per_file_best(files, single, repeats)["ingest"]
-    cpu = _per_file_best(files, single, repeats, clock=time.process_time)["ingest"]
-    results["ingest_frames_per_cpu_s_per_worker"] = frames / cpu
+    best = _per_file_best(files, single, repeats)["ingest"]
+    results["ingest_frames_per_s_per_worker"] = frames / best.wall
+    results["ingest_frames_per_cpu_s_per_worker"] = frames / best.cpu
     return results, work / "ingest0"
 
 
-def _per_file_best(items: list[Any], paths: dict[str, Any], repeats: int,
-                   clock: Any = time.perf_counter) -> dict[str, float]:
-    """Seconds per path summed over ``items``, each item's time the best of ``repeats``.
+def _per_file_best(items: list[Any], paths: dict[str, Any], repeats: int) -> dict[str, Elapsed]:
+    """Wall and CPU seconds (this process) per path summed over ``items``, each item's time the
+    best of ``repeats`` on each clock.
 
     The paths run interleaved item by item, so load from other processes on a shared
-    machine hits them alike, and the per-item minimum drops most of it. With
-    ``clock=time.process_time`` the figure is this process's CPU time instead.
+    machine hits them alike, and the per-item minimum drops most of it.
     """
-    best = {name: [float("inf")] * len(items) for name in paths}
+    best = {name: [(float("inf"), float("inf"))] * len(items) for name in paths}
     for _ in range(repeats):
         for i, item in enumerate(items):
             for name, fn in paths.items():
-                t = clock()
-                fn(item)
-                best[name][i] = min(best[name][i], clock() - t)
-    return {name: sum(v) for name, v in best.items()}
+                with Stopwatch() as sw:
+                    fn(item)
+                wall, cpu = best[name][i]
+                best[name][i] = (min(wall, sw.elapsed.wall), min(cpu, sw.elapsed.cpu))
+    return {name: Elapsed(sum(w for w, _ in v), sum(c for _, c in v)) for name, v in best.items()}
 
 
 def _cached_vs_reparse(data: Path, repeats: int) -> dict[str, float]:
@@ -154,12 +154,10 @@ def _cached_vs_reparse(data: Path, repeats: int) -> dict[str, float]:
         "table_reparse": lambda r: parse_replay(r["path"]),
     }
     seconds = _per_file_best(rows, paths, repeats)
-    cpu = _per_file_best(rows, {"cached_load": paths["cached_load"], "reparse": paths["reparse"]}, repeats,
-                         clock=time.process_time)
-    out = {f"{name}_frames_per_s": frames / t for name, t in seconds.items()}
-    out["cached_load_speedup"] = seconds["reparse"] / seconds["cached_load"]
-    out["cached_load_speedup_cpu"] = cpu["reparse"] / cpu["cached_load"]
-    out["table_load_speedup"] = seconds["table_reparse"] / seconds["table_load"]
+    out = {f"{name}_frames_per_s": frames / t.wall for name, t in seconds.items()}
+    out["cached_load_speedup"] = seconds["reparse"].wall / seconds["cached_load"].wall
+    out["cached_load_speedup_cpu"] = seconds["reparse"].cpu / seconds["cached_load"].cpu
+    out["table_load_speedup"] = seconds["table_reparse"].wall / seconds["table_load"].wall
     return out
 
 
@@ -181,12 +179,11 @@ def _window_rates(data: Path, cfg: BenchConfig) -> tuple[dict[str, float], Windo
     wcfg = WindowConfig()
     for mode in ("eager", "lazy"):
         mcfg = dataclasses.replace(wcfg, mode=mode)
-        t = time.perf_counter()
-        with make_windows(data, mcfg, split="all") as it:  # eager: loading counted
+        with Stopwatch() as sw, make_windows(data, mcfg, split="all") as it:  # eager: loading counted
             for _ in range(cfg.window_batches):
                 next(it)
-        out[f"{mode}_window_frames_per_s"] = (cfg.window_batches * wcfg.batch_size * wcfg.window
-                                              / (time.perf_counter() - t))
+        frames = cfg.window_batches * wcfg.batch_size * wcfg.window
+        out[f"{mode}_window_frames_per_s"] = frames / sw.elapsed.wall
     return out, wcfg
 
 
@@ -205,24 +202,65 @@ def _gru_rate(data: Path, wcfg: WindowConfig, steps: int) -> float:
 
     cfg = resolve_config(TrainConfig(data=str(data), windows=wcfg, progress=False))
     trainer = Trainer(cfg)
-    with make_windows(data, dataclasses.replace(wcfg, mode="eager"), split="all") as it:
+    with make_windows(data, dataclasses.replace(wcfg, mode="lazy"), split="all") as it:
         batches = [shard_batch(batch_arrays(next(it)), trainer.mesh) for _ in range(4)]
     state, metrics = trainer.train_step(trainer.state, batches[0])  # compile
     jax.block_until_ready(metrics)
-    t = time.perf_counter()
-    for i in range(steps):
-        state, metrics = trainer.train_step(state, batches[i % len(batches)])
-    jax.block_until_ready(metrics)
-    return steps * wcfg.batch_size * wcfg.window / (time.perf_counter() - t)
+    with Stopwatch() as sw:
+        for i in range(steps):
+            state, metrics = trainer.train_step(state, batches[i % len(batches)])
+        jax.block_until_ready(metrics)
+    return steps * wcfg.batch_size * wcfg.window / sw.elapsed.wall
+
+
+def _stream_child(data: str, batches: int, out: Any) -> None:
+    """In a fresh process: lazy windows over ``data``; sends (frames/s, peak RSS MB)."""
+    wcfg = WindowConfig()
+    with make_windows(data, wcfg, split="all") as it:
+        next(it)  # the index and the first group: start-up, not throughput
+        with Stopwatch() as sw:
+            for _ in range(batches):
+                next(it)
+    rate = batches * wcfg.batch_size * wcfg.window / sw.elapsed.wall
+    out.send((rate, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
+
+
+def _stream(cfg: BenchConfig) -> dict[str, Any]:
+    """Lazy-window throughput and peak memory over a large dataset, and the GRU step beside it."""
+    ctx = multiprocessing.get_context("spawn")
+    receive, send = ctx.Pipe(duplex=False)
+    child = ctx.Process(target=_stream_child, args=(cfg.stream_data, cfg.stream_batches, send))
+    child.start()
+    rate, rss = receive.recv()
+    child.join()
+    rows = read_manifest(cfg.stream_data).to_pylist()
+    out = {"stream_replays": sum(r["status"] == "ok" for r in rows), "stream_window_frames_per_s": rate,
+           "stream_peak_rss_mb": rss}
+    if cfg.gru_steps > 0:
+        out["stream_gru_step_frames_per_s"] = _gru_rate(Path(cfg.stream_data), WindowConfig(), cfg.gru_steps)
+        out["stream_over_gru"] = rate / out["stream_gru_step_frames_per_s"]
+    return out
 
 
 def main(cfg: BenchConfig) -> dict:
-    if not cfg.replays:
-        raise SystemExit("--replays is required")
+    if not cfg.replays and not cfg.stream_data:
+        raise SystemExit("--replays (or --stream_data) is required")
+    results: dict[str, Any] = {"workers": cfg.workers, "repeats": cfg.repeats}
+    if cfg.replays:
+        results.update(_replay_figures(cfg))
+    if cfg.stream_data:
+        results.update(_stream(cfg))
+    for key, value in results.items():
+        print(f"{key:32s} {value:,.2f}" if isinstance(value, float) else f"{key:32s} {value}")
+    return results
+
+
+def _replay_figures(cfg: BenchConfig) -> dict[str, Any]:
+    """Every figure measured on ``cfg.replays`` (ingest, loading, disk size, windows, GRU)."""
     replays = Path(cfg.replays).resolve()
+    results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(dir=cfg.work_dir or None) as tmp:
         work = Path(tmp)
-        results: dict[str, Any] = {"workers": cfg.workers, "repeats": cfg.repeats}
         ingest, data = _ingest(replays, work, cfg.workers, cfg.repeats)
         results.update(ingest)
         results["frames"] = int(sum(r["frames"] or 0 for r in read_manifest(data).to_pylist()))
@@ -233,14 +271,12 @@ def main(cfg: BenchConfig) -> dict:
         if cfg.gru_steps > 0:
             results["gru_step_frames_per_s"] = _gru_rate(data, wcfg, cfg.gru_steps)
             results["lazy_over_gru"] = results["lazy_window_frames_per_s"] / results["gru_step_frames_per_s"]
-    for key, value in results.items():
-        print(f"{key:32s} {value:,.2f}" if isinstance(value, float) else f"{key:32s} {value}")
     return results
 
 
 if __name__ == "__main__":
     # Imported here, not at the top: spawned ingest workers re-import this module (as
-    # __mp_main__), and the launcher pulls in JAX through runkit, seconds per worker.
+    # __mp_main__) and need only the ingest code, not absl and the launcher.
     from experiments.launcher import launch
 
     launch(main, BenchConfig())

@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import random
-import time
 
 import jax
 import jax.numpy as jnp
@@ -24,6 +23,7 @@ from experiments.launcher import launch
 from lostcities import engine
 from lostcities.reference import ReferenceGame
 from lostcities.variants import Variant, get_variant
+from runkit.timing import Stopwatch
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,25 +70,25 @@ def bench_engine(variant: Variant, batch: int, steps: int, repeats: int, seed: i
     for r in range(repeats + 1):  # the first call compiles and is not timed
         states = jax.block_until_ready(init(jax.random.split(jax.random.key(seed + r), batch)))
         key = jax.random.key(seed + r, impl=prng_impl)
-        wall, cpu = time.perf_counter(), time.process_time()
-        _, count = jax.block_until_ready(_random_play(states, key, variant, steps))
-        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        with Stopwatch() as sw:
+            _, count = jax.block_until_ready(_random_play(states, key, variant, steps))
         if r:
-            best_wall = max(best_wall, int(count) / wall)
-            best_cpu = max(best_cpu, int(count) / max(cpu, 1e-9))
+            best_wall = max(best_wall, int(count) / sw.elapsed.wall)
+            best_cpu = max(best_cpu, int(count) / max(sw.elapsed.cpu, 1e-9))
     return best_wall, best_cpu
 
 
 def bench_reference(variant: Variant, seconds: float, seed: int) -> tuple[float, float]:
     """Decisions per wall second and per CPU second of uniformly random reference games."""
     rng = random.Random(seed)
-    steps, wall, cpu = 0, time.perf_counter(), time.process_time()
-    while time.perf_counter() - wall < seconds:
-        game = ReferenceGame.shuffled(variant, rng)
-        while not game.over:
-            game.apply(rng.choice(game.legal_actions()))
-            steps += 1
-    return steps / (time.perf_counter() - wall), steps / (time.process_time() - cpu)
+    steps = 0
+    with Stopwatch() as sw:
+        while sw.wall_so_far() < seconds:
+            game = ReferenceGame.shuffled(variant, rng)
+            while not game.over:
+                game.apply(rng.choice(game.legal_actions()))
+                steps += 1
+    return steps / sw.elapsed.wall, steps / sw.elapsed.cpu
 
 
 def main(cfg: BenchConfig) -> dict:

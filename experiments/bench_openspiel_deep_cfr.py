@@ -15,9 +15,9 @@ so the configured policy steps are put in that field before the final fit.
 from __future__ import annotations
 
 import dataclasses
-import time
 
 from experiments.launcher import launch
+from runkit.timing import Stopwatch
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,26 +50,26 @@ def main(cfg: BenchConfig) -> dict:
         memory_capacity=cfg.memory_capacity, policy_network_train_steps=cfg.policy_steps,
         advantage_network_train_steps=cfg.advantage_steps, reinitialize_advantage_networks=True,
         seed=cfg.seed)
-    start = time.perf_counter()
     iterations = 0
     bar = tqdm(total=cfg.max_iterations, desc=f"openspiel deep_cfr {cfg.game}")
-    # The body of DeepCFRSolver.solve, one iteration at a time, stopping at the budget.
-    while iterations < cfg.max_iterations and time.perf_counter() - start < cfg.budget_s:
-        for p in range(game.num_players()):
-            for _ in range(cfg.traversals):
-                solver._traverse_game_tree(solver._root_node, p)
-            solver._reinitialize_advantage_network(p)
-            solver._learn_advantage_network(p)
-        solver._iteration += 1
-        iterations += 1
-        bar.update()
-    bar.close()
-    iterate_s = time.perf_counter() - start
-    solver._advantage_network_train_steps = cfg.policy_steps  # see the module docstring
-    solver._learn_strategy_network()
-    tabular = policy.tabular_policy_from_callable(game, solver.action_probabilities)
-    conv = float(exploitability.nash_conv(game, tabular))
-    total_s = time.perf_counter() - start
+    with Stopwatch() as sw:
+        # The body of DeepCFRSolver.solve, one iteration at a time, stopping at the budget.
+        while iterations < cfg.max_iterations and sw.wall_so_far() < cfg.budget_s:
+            for p in range(game.num_players()):
+                for _ in range(cfg.traversals):
+                    solver._traverse_game_tree(solver._root_node, p)
+                solver._reinitialize_advantage_network(p)
+                solver._learn_advantage_network(p)
+            solver._iteration += 1
+            iterations += 1
+            bar.update()
+        bar.close()
+        iterate_s = sw.wall_so_far()
+        solver._advantage_network_train_steps = cfg.policy_steps  # see the module docstring
+        solver._learn_strategy_network()
+        tabular = policy.tabular_policy_from_callable(game, solver.action_probabilities)
+        conv = float(exploitability.nash_conv(game, tabular))
+    total_s = sw.elapsed.wall
     print(f"OpenSpiel Deep CFR on {cfg.game}: {iterations} iterations x {cfg.traversals} traversals in "
           f"{iterate_s:.0f} s, {total_s:.0f} s with the policy fit; NashConv {conv:.4f}")
     return {"game": cfg.game, "iterations": iterations, "traversals": cfg.traversals,

@@ -26,7 +26,6 @@ import dataclasses
 import datetime
 import statistics
 import sys
-import time
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -37,6 +36,7 @@ from tqdm import tqdm
 
 from experiments.env_report import environment
 from experiments.launcher import launch
+from runkit.timing import time_calls
 from xla_ffi.reference import random_inputs
 
 Impl = Literal["ffi", "scan", "associative"]
@@ -103,17 +103,12 @@ def nbytes(tree: Any) -> int:
     return sum(int(np.prod(x.shape)) * jnp.dtype(x.dtype).itemsize for x in jax.tree.leaves(tree))
 
 
-def time_calls(fn: Callable[[], Any], warmup: int, repeats: int, min_seconds: float = 0.0) -> float:
+def median_ms(fn: Callable[[], Any], warmup: int, repeats: int, min_seconds: float = 0.0) -> float:
     """Median wall time of ``fn()`` in milliseconds, each call blocked until ready: at least
     ``repeats`` calls, more until ``min_seconds`` of calls are timed."""
-    for _ in range(warmup):
-        jax.block_until_ready(fn())
-    times: list[float] = []
-    while len(times) < repeats or sum(times) < min_seconds:
-        start = time.perf_counter()
-        jax.block_until_ready(fn())
-        times.append(time.perf_counter() - start)
-    return 1e3 * statistics.median(times)
+    times = time_calls(lambda: jax.block_until_ready(fn()), warmup=warmup, repeats=repeats,
+                       min_seconds=min_seconds)
+    return 1e3 * statistics.median(t.wall for t in times)
 
 
 def ffi_unavailable_reason() -> str | None:
@@ -132,10 +127,10 @@ def measure(inputs: dict[str, jax.Array], impl: str, pass_: str, cfg: BenchConfi
     compiled = jax.jit(make_fn(impl, pass_)).lower(inputs).compile()
     memory = compiled.memory_analysis()
     out_shapes = jax.eval_shape(make_fn(impl, pass_), inputs)
-    median_ms = time_calls(lambda: compiled(inputs), cfg.warmup, cfg.repeats, cfg.min_seconds)
+    ms = median_ms(lambda: compiled(inputs), cfg.warmup, cfg.repeats, cfg.min_seconds)
     return {
-        "median_ms": median_ms,
-        "gb_per_s": (nbytes(inputs) + nbytes(out_shapes)) / (median_ms * 1e-3) / 1e9,
+        "median_ms": ms,
+        "gb_per_s": (nbytes(inputs) + nbytes(out_shapes)) / (ms * 1e-3) / 1e9,
         "temp_bytes": None if memory is None else int(memory.temp_size_in_bytes),
     }
 
@@ -144,8 +139,8 @@ def copy_bandwidth_gb_per_s(mib: int, cfg: BenchConfig) -> float:
     """Device bandwidth of a jitted elementwise copy (read + write) of a ``mib`` MiB array."""
     x = jnp.ones((mib * 2**20 // 4,), jnp.float32)
     copy = jax.jit(lambda a: a * 2.0).lower(x).compile()
-    median_ms = time_calls(lambda: copy(x), max(cfg.warmup, 1), max(cfg.repeats, 5))
-    return 2 * x.nbytes / (median_ms * 1e-3) / 1e9
+    ms = median_ms(lambda: copy(x), max(cfg.warmup, 1), max(cfg.repeats, 5))
+    return 2 * x.nbytes / (ms * 1e-3) / 1e9
 
 
 def add_ratios(results: list[dict[str, Any]]) -> None:

@@ -38,7 +38,6 @@ import dataclasses
 import functools
 import shutil
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -62,6 +61,7 @@ from exphil.train.optim import make_optimizer
 from exphil.train.parallel import shard_batch
 from exphil.train.step import batch_arrays
 from runkit import Checkpointer
+from runkit.timing import Stopwatch, time_calls
 from xla_ffi import selective_scan
 from xla_ffi.reference import random_inputs
 
@@ -96,14 +96,14 @@ class _StepTimer:
     def run(self, steps: int) -> tuple[float, float, float]:
         """(target frames, wall seconds, CPU seconds) of ``steps`` calls."""
         frames = []
-        start, cpu_start = time.perf_counter(), time.process_time()
-        for _ in range(steps):
-            self.state, step_frames = self.step(self.state, self.batches[self.next_batch % len(self.batches)])
-            frames.append(step_frames)
-            self.next_batch += 1
-        jax.block_until_ready(self.state)
-        seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
-        return float(sum(frames)), seconds, cpu_seconds
+        with Stopwatch() as sw:
+            for _ in range(steps):
+                batch = self.batches[self.next_batch % len(self.batches)]
+                self.state, step_frames = self.step(self.state, batch)
+                frames.append(step_frames)
+                self.next_batch += 1
+            jax.block_until_ready(self.state)
+        return float(sum(frames)), sw.elapsed.wall, sw.elapsed.cpu
 
 
 def _trainer_timer(trainer: Trainer, cfg: BenchConfig) -> _StepTimer:
@@ -196,13 +196,8 @@ def _bare_gru_timer(train_cfg: TrainConfig, cfg: BenchConfig) -> _StepTimer:
 
 def _median_cpu_ms(fn, *args, repeats: int = 7) -> float:
     """Median CPU milliseconds (this process, all threads) of one call of jitted ``fn``."""
-    jax.block_until_ready(fn(*args))
-    times = []
-    for _ in range(repeats):
-        start = time.process_time()
-        jax.block_until_ready(fn(*args))
-        times.append(time.process_time() - start)
-    return float(np.median(times)) * 1e3
+    times = time_calls(lambda: jax.block_until_ready(fn(*args)), warmup=1, repeats=repeats)
+    return float(np.median([t.cpu for t in times])) * 1e3
 
 
 def _mamba_layer_breakdown(train_cfg: TrainConfig, impls: tuple[str, ...]) -> dict:
@@ -234,11 +229,11 @@ def _checkpoint_overhead(trainer: Trainer, work: Path) -> dict:
         ckpt = Checkpointer(work / f"ckpt_{mode}", keep_last=1, async_save=async_save)
         times = []
         for step in range(1, 4):
-            start = time.perf_counter()
-            ckpt.save(step, trainer.state, meta={"step": step})
-            if not async_save:
-                ckpt.wait()
-            times.append(time.perf_counter() - start)
+            with Stopwatch() as sw:
+                ckpt.save(step, trainer.state, meta={"step": step})
+                if not async_save:
+                    ckpt.wait()
+            times.append(sw.elapsed.wall)
             ckpt.wait()  # async: the background write, which overlaps training in a real run
         ckpt.close()
         out[f"{mode}_blocking_s"] = float(np.median(times))
@@ -273,15 +268,16 @@ def _epoch_timer(cfg: TrainConfig, data: Path) -> Callable[[int], dict]:
     jax.block_until_ready(trainer.state)
 
     def run(passes: int) -> dict:
-        start, batches = time.perf_counter(), 0  # before an iterator exists: its prefetch starts with it
-        for _ in range(passes):
-            it = trainer.windows("train", epochs=1)
-            for batch in it:
-                batch = shard_batch(batch_arrays(batch), trainer.mesh)
-                trainer.state, _ = trainer.train_step(trainer.state, batch)
-                batches += 1
-        jax.block_until_ready(trainer.state)
-        return {"seconds": time.perf_counter() - start, "passes": passes,
+        batches = 0
+        with Stopwatch() as sw:  # started before an iterator exists: its prefetch starts with it
+            for _ in range(passes):
+                it = trainer.windows("train", epochs=1)
+                for batch in it:
+                    batch = shard_batch(batch_arrays(batch), trainer.mesh)
+                    trainer.state, _ = trainer.train_step(trainer.state, batch)
+                    batches += 1
+            jax.block_until_ready(trainer.state)
+        return {"seconds": sw.elapsed.wall, "passes": passes,
                 "player_frames": passes * sum(u.frames for u in it.units),
                 "trained_frames": batches * cfg.windows.batch_size * cfg.windows.window,
                 "windows": passes * it.samples_per_epoch, "batches": batches,

@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 from absl import app, flags
 
 from runkit import config_tree
+from runkit.files import write_atomic
 
 T = TypeVar("T")
 
@@ -41,7 +42,7 @@ def define_config_flags(default: Any, flag_values: flags.FlagValues = flags.FLAG
     for name, tp in config_tree.leaf_types(type(default)).items():
         if name in _RESERVED:
             raise ValueError(f"config field {name!r} clashes with a launcher flag")
-        inner, _ = config_tree.leaf_type(tp)
+        inner, _ = config_tree.strip_optional(tp)
         value = defaults[name]
         help_ = f"{name} ({getattr(inner, '__name__', inner)})"
         origin = typing.get_origin(inner)
@@ -112,32 +113,34 @@ def allocator_env(flag_values: flags.FlagValues = flags.FLAGS) -> dict[str, str]
 
 def write_json(path: str | Path, obj: Any) -> None:
     """Write ``obj`` as JSON atomically (temp file then rename), creating parent folders."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(config_tree.to_jsonable(obj), indent=2) + "\n")
-    tmp.replace(path)
+    write_atomic(path, json.dumps(config_tree.to_jsonable(obj), indent=2) + "\n")
 
 
 def launch(main: Callable[[T], Mapping[str, Any] | None], default: T, *,
            presets: Mapping[str, Mapping[str, Any]] | None = None,
-           argv: Sequence[str] | None = None) -> None:
+           argv: Sequence[str] | None = None, positional: str | None = None) -> None:
     """Define flags from ``default``, parse the command line, and run ``main(config)``.
 
     The allocator environment is set before ``main`` runs, so before any JAX backend
     starts (launchers must not touch devices at import time). If ``main`` returns a
     mapping and ``--json_out`` is given, the mapping is written there as JSON.
+    ``positional`` names a ``tuple[str, ...]`` config field that takes the command line's
+    positional arguments (``compare_runs RUN...``); without it they are an error.
     """
     presets = dict(presets or {})
     config_flags = define_config_flags(default)
     define_launcher_flags(presets)
 
     def _main(args: list[str]) -> None:
-        if len(args) > 1:
+        if len(args) > 1 and positional is None:
             raise app.UsageError(f"unexpected arguments: {args[1:]}")
         os.environ.update(allocator_env())
         try:
             cfg = resolve_config(default, presets, config_flags)
+            if len(args) > 1:
+                if flags.FLAGS[positional].present:
+                    raise ValueError(f"give --{positional} or positional arguments, not both")
+                cfg = config_tree.override(cfg, {positional: tuple(args[1:])})
         except ValueError as err:
             raise app.UsageError(str(err)) from err
         result = main(cfg)

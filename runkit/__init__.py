@@ -23,19 +23,37 @@ A training loop with exact resume, in outline::
     ckpt.close(); log.close()
 """
 
-from runkit import config_tree, plots
-from runkit.checkpoint import Checkpointer, Restored, tree_checksum
-from runkit.metrics import MetricsLog, read_metrics
-from runkit.run_dir import ResumeError, RunDir
+import importlib
+from typing import Any
 
-__all__ = [
-    "Checkpointer",
-    "MetricsLog",
-    "Restored",
-    "ResumeError",
-    "RunDir",
-    "config_tree",
-    "plots",
-    "read_metrics",
-    "tree_checksum",
-]
+_HOMES = {
+    "Checkpointer": "runkit.checkpoint",
+    "Restored": "runkit.checkpoint",
+    "tree_checksum": "runkit.checkpoint",
+    "MetricsLog": "runkit.metrics",
+    "read_metrics": "runkit.metrics",
+    "ResumeError": "runkit.run_dir",
+    "RunDir": "runkit.run_dir",
+    "compare": "runkit.compare",
+    "config_tree": "runkit.config_tree",
+    "plots": "runkit.plots",
+    "files": "runkit.files",
+    "timing": "runkit.timing",
+}
+"""Where each public name lives. Imported on first use, so that ``runkit.files`` and
+``runkit.timing`` cost no JAX, orbax or matplotlib import (data workers and xla_ffi use them)."""
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module 'runkit' has no attribute {name!r}")
+    module = importlib.import_module(_HOMES[name])
+    value = module if module.__name__ == f"runkit.{name}" else getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOMES})

@@ -11,9 +11,11 @@ leaves only a temporary folder, which is ignored and cleaned up.
 Saves are asynchronous by default: :meth:`Checkpointer.save` returns once the arrays
 are copied to host memory and the write continues in the background. A step counts as
 checkpointed only once its folder is finalized; :meth:`Checkpointer.wait` blocks until
-then (called by the next save, by :meth:`Checkpointer.close` and before pruning).
+then (called by the next save and by :meth:`Checkpointer.close`).
 
-Retention: the last ``keep_last`` steps plus the best step by ``best_metric``.
+Retention is orbax's own (a preservation policy): the last ``keep_last`` steps plus the best
+step by ``best_metric``, whose value orbax stores in each step's ``metrics`` item and reads
+back when a folder is reopened. Orbax deletes a step only after the next save is finalized.
 
 :meth:`Checkpointer.restore_latest` tries the newest step first; if it cannot be read
 or its checksum does not match (a partial or corrupt checkpoint), it warns, tries the
@@ -45,6 +47,7 @@ from typing import Any, Literal
 import jax
 import numpy as np
 import orbax.checkpoint as ocp
+from orbax.checkpoint import checkpoint_managers as preservation
 
 __all__ = ["Checkpointer", "Restored", "tree_checksum"]
 
@@ -100,10 +103,14 @@ class Checkpointer:
         self.keep_last = keep_last
         self.best_metric = best_metric
         self.best_mode = best_mode
-        self._metric_cache: dict[int, float | None] = {}
+        policies: list[Any] = [preservation.LatestN(n=keep_last)]
+        if best_metric is not None:
+            policies.append(preservation.BestN(get_metric_fn=self._rank_key, reverse=best_mode == "min",
+                                               n=1, keep_checkpoints_without_metrics=False))
         options = ocp.CheckpointManagerOptions(
-            max_to_keep=None, create=True, cleanup_tmp_directories=True,
-            enable_async_checkpointing=async_save)
+            create=True, cleanup_tmp_directories=True, enable_async_checkpointing=async_save,
+            preservation_policy=preservation.AnyPreservationPolicy(policies),
+            best_fn=None if best_metric is None else self._rank_key, best_mode=best_mode)
         self._mgr = ocp.CheckpointManager(self.directory, options=options, item_names=("state", "meta"))
 
     def steps(self) -> list[int]:
@@ -114,16 +121,19 @@ class Checkpointer:
              metrics: Mapping[str, float] | None = None) -> None:
         """Checkpoint ``state`` and ``meta`` at ``step`` (asynchronously unless disabled)."""
         self.wait()
-        record = {"meta": dict(meta or {}), "metrics": {k: float(v) for k, v in (metrics or {}).items()},
-                  "checksum": tree_checksum(state)}
+        metrics = {k: float(v) for k, v in (metrics or {}).items()}
+        record = {"meta": dict(meta or {}), "metrics": metrics, "checksum": tree_checksum(state)}
+        ranked = None
+        if self.best_metric is not None:  # only a finite value ranks; {} ranks last
+            value = metrics.get(self.best_metric)
+            ranked = {} if value is None or not np.isfinite(value) else {self.best_metric: value}
         self._mgr.save(int(step), args=ocp.args.Composite(
-            state=ocp.args.StandardSave(_unkey(state)), meta=ocp.args.JsonSave(record)), force=True)
-        self._metric_cache[int(step)] = self._rank_value(record)
+            state=ocp.args.StandardSave(_unkey(state)), meta=ocp.args.JsonSave(record)),
+            metrics=ranked, force=True)
 
     def wait(self) -> None:
-        """Block until any background save is finalized, then apply retention."""
+        """Block until any background save is finalized (and orbax's retention has run)."""
         self._mgr.wait_until_finished()
-        self._prune()
 
     def restore(self, step: int, template: Any) -> Restored:
         """Restore ``step`` into the structure, dtypes and shardings of ``template``.
@@ -160,11 +170,11 @@ class Checkpointer:
 
     def best_step(self) -> int | None:
         """The kept step with the best ``best_metric`` (None without a metric or any ranked step)."""
-        ranked = {s: v for s in self.steps() if (v := self._metric(s)) is not None}
-        if not ranked:
+        if self.best_metric is None:
             return None
-        pick = min if self.best_mode == "min" else max
-        return pick(ranked, key=ranked.__getitem__)
+        step = self._mgr.best_step()
+        metrics = None if step is None else self._mgr.metrics(step)
+        return step if metrics and self.best_metric in metrics else None
 
     def close(self) -> None:
         """Finish pending saves and release orbax's resources."""
@@ -177,33 +187,10 @@ class Checkpointer:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _rank_value(self, record: Mapping[str, Any]) -> float | None:
-        if self.best_metric is None:
-            return None
-        value = record.get("metrics", {}).get(self.best_metric)
-        return None if value is None or not np.isfinite(value) else float(value)
-
-    def _metric(self, step: int) -> float | None:
-        if self.best_metric is None:
-            return None
-        if step not in self._metric_cache:
-            try:
-                record = self._mgr.restore(step, args=ocp.args.Composite(meta=ocp.args.JsonRestore()))
-                self._metric_cache[step] = self._rank_value(record["meta"])
-            except Exception:  # unreadable meta: never ranked best, pruned like any old step
-                self._metric_cache[step] = None
-        return self._metric_cache[step]
-
-    def _prune(self) -> None:
-        steps = self.steps()
-        keep = set(steps[-self.keep_last:])
-        best = self.best_step()
-        if best is not None:
-            keep.add(best)
-        for step in steps:
-            if step not in keep:
-                self._mgr.delete(step)
-                self._metric_cache.pop(step, None)
+    def _rank_key(self, metrics: Mapping[str, float]) -> float:
+        """Orbax's sort key of a step's stored metrics; a step without the metric ranks last."""
+        worst = np.inf if self.best_mode == "min" else -np.inf
+        return float(metrics.get(self.best_metric, worst))
 
     def _quarantine(self, step: int) -> None:
         """Move a damaged step folder to ``<dir>.corrupt/`` so it is neither listed nor reused."""
@@ -212,5 +199,4 @@ class Checkpointer:
         if target.exists():
             shutil.rmtree(target)
         shutil.move(str(self.directory / str(step)), str(target))
-        self._metric_cache.pop(step, None)
         self._mgr.reload()

@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
+from runkit.files import write_atomic
+
 T = TypeVar("T")
 
 _SCALARS = (bool, int, float, str)
@@ -34,7 +36,7 @@ def is_config(obj: Any) -> bool:
     return dataclasses.is_dataclass(obj)
 
 
-def _strip_optional(tp: Any) -> tuple[Any, bool]:
+def strip_optional(tp: Any) -> tuple[Any, bool]:
     """(inner type, whether None is allowed) for ``X | None`` / ``Optional[X]``."""
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
@@ -44,14 +46,9 @@ def _strip_optional(tp: Any) -> tuple[Any, bool]:
     return tp, False
 
 
-def leaf_type(tp: Any) -> tuple[Any, bool]:
-    """Public alias of the optional-stripping used by flag generation."""
-    return _strip_optional(tp)
-
-
 def coerce(value: Any, tp: Any, where: str) -> Any:
     """Check and convert a JSON-ish value to field type ``tp``; raise ValueError naming ``where``."""
-    inner, optional = _strip_optional(tp)
+    inner, optional = strip_optional(tp)
     if value is None:
         if optional:
             return None
@@ -155,7 +152,7 @@ def leaf_types(cls: type, prefix: str = "") -> dict[str, Any]:
     """``{"dotted.name": type}`` for every leaf field of config class ``cls``."""
     out: dict[str, Any] = {}
     for name, tp in field_types(cls).items():
-        inner, _ = _strip_optional(tp)
+        inner, _ = strip_optional(tp)
         if is_config(inner) and isinstance(inner, type):
             out.update(leaf_types(inner, f"{prefix}{name}."))
         else:
@@ -186,10 +183,7 @@ def override(cfg: T, overrides: Mapping[str, Any]) -> T:
 
 def save_json(cfg: Any, path: str | Path) -> None:
     """Write a config tree as indented JSON (atomically: temp file, then rename)."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(to_jsonable(cfg), indent=2, sort_keys=True) + "\n")
-    tmp.replace(path)
+    write_atomic(path, json.dumps(to_jsonable(cfg), indent=2, sort_keys=True) + "\n")
 
 
 def load_json(cls: type[T], path: str | Path) -> T:

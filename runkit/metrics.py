@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from runkit import config_tree
+from runkit.files import write_atomic
 
 __all__ = ["MetricsLog", "read_metrics"]
 
@@ -60,17 +61,25 @@ def read_metrics(path: str | Path) -> list[dict[str, Any]]:
 
 
 class MetricsLog:
-    """Appends metric rows to a JSONL file, flushing each one."""
+    """Appends metric rows to a JSONL file, flushing each one (and, optionally, to TensorBoard)."""
 
-    def __init__(self, path: str | Path, *, truncate_after: int | None = None):
-        """Open ``path`` for appending; with ``truncate_after``, drop rows whose step is larger."""
+    def __init__(self, path: str | Path, *, truncate_after: int | None = None,
+                 tensorboard: str | Path | None = None):
+        """Open ``path`` for appending; with ``truncate_after``, drop rows whose step is larger.
+
+        ``tensorboard``: a folder that also receives every row's numbers as TensorBoard events
+        (:class:`runkit.tensorboard.TensorBoardLog`, cut back to ``truncate_after`` alike).
+        """
+        self.tensorboard = None
+        if tensorboard is not None:
+            from runkit.tensorboard import TensorBoardLog
+
+            self.tensorboard = TensorBoardLog(tensorboard, truncate_after=truncate_after)
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if truncate_after is not None and self.path.exists():
             keep = [r for r in read_metrics(self.path) if r["step"] <= truncate_after]
-            tmp = self.path.with_name(self.path.name + ".tmp")
-            tmp.write_text("".join(json.dumps(r) + "\n" for r in keep))
-            tmp.replace(self.path)
+            write_atomic(self.path, "".join(json.dumps(r) + "\n" for r in keep))
         self._file = self.path.open("a")
 
     def log(self, step: int, values: Mapping[str, Any] | None = None, **more: Any) -> dict[str, Any]:
@@ -78,10 +87,15 @@ class MetricsLog:
         row = {"step": int(step), **_plain(dict(values or {})), **_plain(more)}
         self._file.write(json.dumps(row) + "\n")
         self._file.flush()
+        if self.tensorboard is not None:
+            self.tensorboard.log(row)
         return row
 
     def close(self) -> None:
-        """Flush, fsync and close the file."""
+        """Flush, fsync and close the file (and the TensorBoard events)."""
+        if self.tensorboard is not None:
+            self.tensorboard.close()
+            self.tensorboard = None
         if not self._file.closed:
             self._file.flush()
             os.fsync(self._file.fileno())

@@ -6,6 +6,7 @@ Usage::
     rows = read_metrics(run.metrics_path)
     plots.curves(rows, ["loss", "val_loss"], run.plots_path / "loss.png", logy=True)
     plots.bars({"pred": [...], "actual": [...]}, labels, run.plots_path / "rates.png")
+    plots.curves_by_run({"a": rows_a, "b": rows_b}, "val_loss", "compare/val_loss.png")
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-__all__ = ["bars", "curves"]
+__all__ = ["bars", "curves", "curves_by_run"]
 
 
 def _finite(value: Any) -> bool:
@@ -28,15 +29,28 @@ def _finite(value: Any) -> bool:
 def curves(rows: Sequence[Mapping[str, Any]], keys: Sequence[str], out: str | Path, *,
            title: str = "", logy: bool = False) -> Path:
     """Plot each metric in ``keys`` against ``step`` (rows lacking a key are skipped); save PNG."""
+    return _line_plot({key: (rows, key) for key in keys}, out, title=title, logy=logy)
+
+
+def curves_by_run(runs: Mapping[str, Sequence[Mapping[str, Any]]], key: str, out: str | Path, *,
+                  title: str = "", logy: bool = False) -> Path:
+    """Plot metric ``key`` against ``step`` for each run (``{label: rows}``); save PNG."""
+    lines = {label: (rows, key) for label, rows in runs.items()}
+    return _line_plot(lines, out, title=title or key, logy=logy)
+
+
+def _line_plot(lines: Mapping[str, tuple[Sequence[Mapping[str, Any]], str]], out: str | Path, *,
+               title: str, logy: bool) -> Path:
+    """One line per ``{label: (rows, key)}``: ``key`` against ``step``; save PNG."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     fig = Figure(figsize=(7, 4))
     ax = fig.subplots()
-    for key in keys:
+    for label, (rows, key) in lines.items():
         pts = [(r["step"], r[key]) for r in rows if _finite(r.get(key))]
         if pts:
             xs, ys = zip(*pts, strict=True)
-            ax.plot(xs, ys, label=key, marker="." if len(pts) < 30 else None)
+            ax.plot(xs, ys, label=label, marker="." if len(pts) < 30 else None)
     if logy and any(line.get_ydata().min() > 0 for line in ax.get_lines()):
         ax.set_yscale("log")
     ax.set_xlabel("step")

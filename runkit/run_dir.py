@@ -6,6 +6,7 @@ Layout of a run folder::
     RUN_DIR/metrics.jsonl   one JSON object per logged step (see runkit.metrics)
     RUN_DIR/checkpoints/    orbax checkpoints (see runkit.checkpoint)
     RUN_DIR/plots/          PNG plots drawn from the metrics (see runkit.plots)
+    RUN_DIR/tensorboard/    the metrics as TensorBoard events, where asked for (runkit.tensorboard)
 
 Usage::
 
@@ -55,6 +56,10 @@ class RunDir:
     @property
     def plots_path(self) -> Path:
         return self.path / "plots"
+
+    @property
+    def tensorboard_path(self) -> Path:
+        return self.path / "tensorboard"
 
     @classmethod
     def create(cls, path: str | Path, cfg: Any) -> RunDir:

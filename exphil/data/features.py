@@ -20,15 +20,18 @@ import pyarrow as pa
 
 from exphil.data.arrow_numpy import filled, single_chunk, valid
 from exphil.data.spec import BUTTONS, NULL_DEFAULTS, PLAYER_PREFIXES, STICKS, EmbeddingSpec, column
+from exphil.data.stages import GEOMETRY_FIELDS, stage_geometry
 
 __all__ = [
     "ColumnSource",
     "ReplayFeatures",
     "empty_features",
     "feature_columns",
+    "geometry_inputs",
     "neutral_controller",
     "player_inputs",
     "player_targets",
+    "player_triggers",
     "quantised_controller",
     "replay_features",
     "stage_inputs",
@@ -127,12 +130,15 @@ _CONTROLLER_DEFAULTS = (0,) * len(BUTTONS) + (0.5,) * len(STICKS) + (0.0,)
 class ReplayFeatures:
     """One player's view of one replay, ``frames`` real rows followed by ``pad`` padding rows.
 
-    state: float32[frames + pad, 2 * len(spec.player_numeric_fields)]  self then opp
-    prev_controller: float32[frames + pad, 13]  controller of the previous frame, quantised
+    state: float32[frames + pad, 2 * len(spec.player_numeric_fields) + len(spec.global_numeric_fields)]
+      self, opp, then the stage geometry when on
+    prev_controller: float32[frames + pad, len(spec.controller_fields)]  controller of the previous
+      frame, quantised (its processed shoulders, when on, as they were)
     categorical: int32[frames + pad, len(spec.categorical)]
     buttons: float32[frames + pad, 8]
     sticks: int32[frames + pad, 4]  main_x, main_y, c_x, c_y classes
     shoulder: int32[frames + pad]
+    triggers: float32[frames + pad, 2]  own processed L and R (spec.r_trigger), else None
     """
 
     frames: int
@@ -142,6 +148,7 @@ class ReplayFeatures:
     buttons: np.ndarray
     sticks: np.ndarray
     shoulder: np.ndarray
+    triggers: np.ndarray | None = None
 
 
 def feature_columns(spec: EmbeddingSpec, pov: int) -> list[str]:
@@ -153,6 +160,8 @@ def feature_columns(spec: EmbeddingSpec, pov: int) -> list[str]:
     prefix = PLAYER_PREFIXES[pov]
     cols += [column(prefix, f"btn_{b}") for b in BUTTONS]
     cols += [column(prefix, s) for s in (*STICKS, "shoulder")]
+    if spec.r_trigger:
+        cols += [column(prefix, "trigger_l"), column(prefix, "trigger_r")]
     return cols
 
 
@@ -182,6 +191,21 @@ def stage_inputs(table: pa.Table | ColumnSource, spec: EmbeddingSpec, out: np.nd
     np.minimum(ids[:, 0], spec.num_stages - 1, out=out, casting="unsafe")
 
 
+def geometry_inputs(table: pa.Table | ColumnSource, spec: EmbeddingSpec, out: np.ndarray) -> None:
+    """Write each frame's stage geometry (scaled; 0 where absent) into ``out`` [n, 15]."""
+    ids = np.empty((len(out), 1), np.int32)
+    _columns(table).fill(("stage",), (0,), ids)
+    stages = ids[:, 0]
+    for stage in np.unique(stages):
+        geometry = np.nan_to_num(np.asarray(stage_geometry(int(stage)) or [0.0] * len(GEOMETRY_FIELDS)))
+        out[stages == stage] = (geometry * spec.xy_scale).astype(np.float32)
+
+
+def player_triggers(table: pa.Table | ColumnSource, prefix: str, out: np.ndarray) -> None:
+    """Write one player's processed L and R shoulders (0 where null) into ``out`` [n, 2]."""
+    _columns(table).fill((column(prefix, "trigger_l"), column(prefix, "trigger_r")), (0.0, 0.0), out)
+
+
 def player_targets(table: pa.Table | ColumnSource, prefix: str, spec: EmbeddingSpec, buttons: np.ndarray,
                    sticks: np.ndarray, shoulder: np.ndarray) -> None:
     """Write one player's controller targets: ``buttons`` [n, 8] (1 held), stick classes
@@ -198,14 +222,16 @@ def empty_features(frames: int, spec: EmbeddingSpec, pad: int) -> ReplayFeatures
     """Zeroed arrays for ``frames`` rows plus ``pad`` padding rows (the previous controller
     is filled in by :func:`with_previous_controller`)."""
     rows = frames + pad
+    width = 2 * len(spec.player_numeric_fields) + len(spec.global_numeric_fields)
     return ReplayFeatures(
         frames=frames,
-        state=np.zeros((rows, 2 * len(spec.player_numeric_fields)), np.float32),
+        state=np.zeros((rows, width), np.float32),
         prev_controller=np.empty((rows, len(spec.controller_fields)), np.float32),
         categorical=np.zeros((rows, len(spec.categorical)), np.int32),
         buttons=np.zeros((rows, len(BUTTONS)), np.float32),
         sticks=np.zeros((rows, len(STICKS)), np.int32),
-        shoulder=np.zeros(rows, np.int32))
+        shoulder=np.zeros(rows, np.int32),
+        triggers=np.zeros((rows, 2), np.float32) if spec.r_trigger else None)
 
 
 def with_previous_controller(f: ReplayFeatures, spec: EmbeddingSpec) -> ReplayFeatures:
@@ -214,43 +240,55 @@ def with_previous_controller(f: ReplayFeatures, spec: EmbeddingSpec) -> ReplayFe
     n, prev = f.frames, f.prev_controller
     prev[:] = neutral_controller(spec)
     quantised_controller(spec, f.buttons[:n - 1], f.sticks[:n - 1], f.shoulder[:n - 1], prev[1:n])
+    if f.triggers is not None:
+        prev[1:n, -2:] = f.triggers[:n - 1]
     return f
 
 
 def quantised_controller(spec: EmbeddingSpec, buttons: np.ndarray, sticks: np.ndarray, shoulder: np.ndarray,
                          out: np.ndarray) -> None:
     """Write the controller input of ``buttons`` [n, 8], stick classes [n, 4] and shoulder classes
-    [n] into ``out`` [n, 13]: buttons, then each class's value on its grid (what a previous-controller
-    input holds, in training and when live play feeds back its own choice)."""
-    k = len(BUTTONS)
+    [n] into ``out[:, :13]``: buttons, then each class's value on its grid (what a previous-controller
+    input holds, in training and when live play feeds back its own choice; the processed shoulders
+    of ``spec.r_trigger`` follow in ``out[:, 13:]``, written by the caller)."""
+    k, s = len(BUTTONS), len(STICKS)
     out[:, :k] = buttons
-    out[:, k:k + len(STICKS)] = spec.class_to_stick(sticks)
-    out[:, -1] = spec.class_to_shoulder(shoulder)
+    out[:, k:k + s] = spec.class_to_stick(sticks)
+    out[:, k + s] = spec.class_to_shoulder(shoulder)
 
 
-def replay_features(table: pa.Table | ColumnSource, pov: int, spec: EmbeddingSpec, *,
-                    pad: int = 0) -> ReplayFeatures:
+def replay_features(table: pa.Table, pov: int, spec: EmbeddingSpec, *, pad: int = 0) -> ReplayFeatures:
     """Features of player ``pov`` (0 or 1) converted from a replay table's named columns,
     padded by ``pad`` rows."""
+    missing = [c for c in feature_columns(spec, pov) if c not in table.column_names]
+    if missing:
+        raise ValueError(f"the table lacks columns {missing[:4]} that these inputs need (a table built by "
+                         "older code: rebuild the dataset)")
     f = empty_features(table.num_rows, spec, pad)
     n = f.frames
     view_inputs(table, pov, spec, f.state[:n], f.categorical[:n])
     player_targets(table, PLAYER_PREFIXES[pov], spec, f.buttons[:n], f.sticks[:n], f.shoulder[:n])
+    if f.triggers is not None:
+        player_triggers(table, PLAYER_PREFIXES[pov], f.triggers[:n])
     return with_previous_controller(f, spec)
 
 
 def view_inputs(table: pa.Table | ColumnSource, pov: int, spec: EmbeddingSpec, state: np.ndarray,
                 categorical: np.ndarray) -> None:
-    """Write player ``pov``'s view of every frame: the numeric state, self then opp, into ``state``
-    [n, 2 * len(player_numeric_fields)] and the categorical inputs into ``categorical`` [n, C]."""
+    """Write player ``pov``'s view of every frame: the numeric state (self, opp, then the stage
+    geometry when on) into ``state`` [n, 2 * len(player_numeric_fields) + len(global_numeric_fields)]
+    and the categorical inputs into ``categorical`` [n, C]."""
     width, per = len(spec.player_numeric_fields), len(_CATEGORICAL_FIELDS)
     for side, prefix in enumerate((PLAYER_PREFIXES[pov], PLAYER_PREFIXES[1 - pov])):
         player_inputs(table, prefix, spec, state[:, side * width:(side + 1) * width],
                       categorical[:, side * per:(side + 1) * per])
     stage_inputs(table, spec, categorical[:, -1])
+    if spec.stage_geometry:
+        geometry_inputs(table, spec, state[:, 2 * width:])
 
 
 def neutral_controller(spec: EmbeddingSpec) -> np.ndarray:
     """The previous-controller input of an idle controller: no buttons, sticks centred, no shoulder."""
     centre = spec.class_to_stick(spec.stick_to_class(0.5))
-    return np.array([0.0] * len(BUTTONS) + [centre] * len(STICKS) + [0.0], np.float32)
+    triggers = [0.0, 0.0] if spec.r_trigger else []
+    return np.array([0.0] * len(BUTTONS) + [centre] * len(STICKS) + [0.0, *triggers], np.float32)

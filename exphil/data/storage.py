@@ -12,12 +12,13 @@ machinery of ``pq.read_table``, several times slower on small files) on the call
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from runkit.files import write_atomic
 
 __all__ = ["file_metadata", "open_table", "read_table", "write_table_atomic"]
 
@@ -30,9 +31,6 @@ def write_table_atomic(table: pa.Table, path: str | Path, *,
     The file is encoded in memory and written with one call: cheaper than Arrow's file
     sink, and a replay's compressed table is a few hundred kB at most.
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     sink = pa.BufferOutputStream()
     metadata = table.schema.metadata
     table = table.replace_schema_metadata(None)
@@ -42,9 +40,7 @@ def write_table_atomic(table: pa.Table, path: str | Path, *,
         writer.write_table(table)
         if metadata:
             writer.add_key_value_metadata(metadata)
-    with open(tmp, "wb") as f:
-        f.write(sink.getvalue())
-    os.replace(tmp, path)
+    write_atomic(path, memoryview(sink.getvalue()))
 
 
 def open_table(path: str | Path) -> pq.ParquetFile:

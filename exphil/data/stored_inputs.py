@@ -56,8 +56,9 @@ INPUTS_KEY = b"exphil.inputs"
 """Key-value metadata key of a stored table: the ``EmbeddingSpec.version`` of its inputs columns."""
 
 INPUTS_ZSTD_LEVEL = -3
-"""zstd level of the stored inputs columns: a fast level, whose columns decompress ~40% faster
-than at zstd's default level 1 for ~10% more bytes (decompression is most of a fast load)."""
+"""zstd level of the stored inputs columns: a fast (negative) level, because decompression is most
+of a cached load, and these columns decompress faster at it than at zstd's default for a few
+more bytes."""
 
 _CATEGORY = 4  # a player's categorical IDs
 _CLASSES = 1 + len(STICKS) + 1  # stage, stick classes, shoulder class

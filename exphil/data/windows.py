@@ -293,6 +293,7 @@ def make_windows(data_dir: str | Path, cfg: WindowConfig, *, spec: EmbeddingSpec
     epoch is dropped for training (``drop_remainder`` defaults to ``split == "train"``) and
     otherwise padded with mask-0 rows, so every batch has ``batch_size`` rows.
     """
-    units = select_units(data_dir, cfg.filters, val_fraction=cfg.val_fraction, split=split)
+    units = select_units(data_dir, cfg.filters, val_fraction=cfg.val_fraction, split=split,
+                         shard=(cfg.shard_index, cfg.shard_count))
     return WindowIterator(units, cfg, spec or EmbeddingSpec(), epochs=epochs,
                           drop_remainder=split == "train" if drop_remainder is None else drop_remainder)

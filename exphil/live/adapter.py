@@ -25,6 +25,7 @@ import numpy as np
 from exphil.data.features import (
     neutral_controller,
     player_targets,
+    player_triggers,
     quantised_controller,
     view_inputs,
 )
@@ -76,10 +77,13 @@ class FrameInputs:
 
 
 class FrameAdapter:
-    """Model inputs of the player at ``port`` (1-4) from each new in-game frame (module docstring)."""
+    """Model inputs of the player at ``port`` (1-4) from each new in-game frame (module docstring);
+    ``extras``: build the parser's extra columns too (default: when ``spec``'s inputs use them)."""
 
-    def __init__(self, spec: EmbeddingSpec, port: int, *, where: str = "live stream"):
+    def __init__(self, spec: EmbeddingSpec, port: int, *, where: str = "live stream",
+                 extras: bool | None = None):
         self.spec, self.port, self.where = spec, port, where
+        self.extras = spec.hitstun or spec.r_trigger if extras is None else extras
         self._neutral = neutral_controller(spec)
         self._state_dim = spec.numeric_dim - len(spec.controller_fields)
         self.reset()
@@ -102,7 +106,7 @@ class FrameAdapter:
             self.reset()
         if frame < FIRST_PLAYABLE_FRAME or (self.last_frame is not None and frame <= self.last_frame):
             return None
-        columns = frame_columns(gamestate, where=self.where)
+        columns = frame_columns(gamestate, where=self.where, extras=self.extras)
         ports = sorted(int(p) for p in gamestate.players)
         if self.port not in ports:
             raise UnsupportedGame(f"{self.where}: frame {frame}: port {self.port} is not in the game "
@@ -119,5 +123,7 @@ class FrameAdapter:
         if previous is None:  # the next frame's previous controller is this one's, as recorded
             held, out = inputs.held, np.empty((1, len(spec.controller_fields)), np.float32)
             quantised_controller(spec, held.buttons[None], held.sticks[None], held.shoulder, out)
+            if spec.r_trigger:
+                player_triggers(columns, inputs.prefix, out[:, -2:])
             self._held = out[0]
         return inputs

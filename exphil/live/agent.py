@@ -27,10 +27,10 @@ import numpy as np
 from flax import nnx
 
 from exphil.data.features import neutral_controller, quantised_controller
-from exphil.data.parse import FIRST_PLAYABLE_FRAME
+from exphil.data.parse import FIRST_PLAYABLE_FRAME, processed_trigger
 from exphil.data.spec import BUTTONS, EmbeddingSpec
 from exphil.live.adapter import FrameAdapter, FrameInputs
-from exphil.live.pad import Controls, PadWriter, neutral_controls
+from exphil.live.pad import Controls, PadWriter, neutral_controls, shoulder_class_values
 from exphil.models.policy import Policy
 from exphil.train.thresholds import default_thresholds
 
@@ -166,8 +166,17 @@ class LiveAgent:
         packed = np.asarray(packed)
         k = len(BUTTONS)
         classes = packed[k:].astype(np.int32)
+        controls = Controls(tuple(bool(b) for b in packed[:k] > 0.5), *(int(c) for c in classes))
         previous = np.empty((1, len(self.spec.controller_fields)), np.float32)
         quantised_controller(self.spec, packed[None, :k], classes[None, :-1], classes[None, -1], previous)
+        if self.spec.r_trigger:  # the shoulders as the game will read the controls sent
+            previous[0, -2:] = self._processed_triggers(controls)
         self._previous = previous[0]
-        self._queue.append(Controls(tuple(bool(b) for b in packed[:k] > 0.5), *(int(c) for c in classes)))
+        self._queue.append(controls)
         return self._queue.popleft()
+
+    def _processed_triggers(self, controls: Controls) -> np.ndarray:
+        """float32 [2]: processed L and R of ``controls`` (analog on L, as ``PadWriter`` sends it)."""
+        analog = np.array([shoulder_class_values(self.spec)[controls.shoulder], 0.0], np.float32)
+        pressed = np.array([controls.buttons[BUTTONS.index("l")], controls.buttons[BUTTONS.index("r")]])
+        return processed_trigger(analog, pressed)

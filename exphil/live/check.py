@@ -3,7 +3,8 @@
 :func:`check_replay` reads a .slp file twice, through libmelee's offline console (the code a
 live Dolphin stream runs) and the :class:`FrameAdapter`, and through the replay parser and
 :func:`~exphil.data.features.replay_features`, and compares, for both points of view, the frame
-ids, every stored column (nulls included), every model input and every controller target:
+ids, every stored column (the parser's extra columns and nulls included), every model input of
+``spec`` (its optional inputs too) and every controller target:
 bitwise for IDs, categories and buttons, float32-equal (NaN equal to NaN) for the rest.
 """
 
@@ -82,7 +83,7 @@ def check_replay(path: str | Path, spec: EmbeddingSpec | None = None, *, max_fra
     """
     spec, path = spec or EmbeddingSpec(), Path(path)
     try:
-        table = parse_replay(path).table
+        table = parse_replay(path, extras=True).table
     except (BadReplay, SkippedReplay) as err:
         return _result(path, "skipped", f"replay parser: {err}")
     try:
@@ -97,7 +98,7 @@ def check_replay(path: str | Path, spec: EmbeddingSpec | None = None, *, max_fra
     bad: dict[str, np.ndarray] = {}
     frames = 0
     for pov, port in enumerate(ports):
-        adapter = FrameAdapter(spec, port, where=path.name)
+        adapter = FrameAdapter(spec, port, where=path.name, extras=True)
         try:
             rows = [x for gs in states if (x := adapter.observe(gs)) is not None][:table.num_rows]
         except (UnsupportedGame, UnsupportedCharacter) as err:

@@ -18,9 +18,23 @@ from typing import Any
 import melee
 import numpy as np
 
-from exphil.data.parse import INTERNAL_TO_EXTERNAL
+from exphil.data.parse import (
+    EXTRA_FIELDS,
+    INTERNAL_TO_EXTERNAL,
+    PHYSICAL_TRIGGERS_SINCE,
+    hitstun_left,
+    processed_trigger,
+)
 from exphil.data.spec import BUTTONS, PLAYER_PREFIXES, STICKS
-from exphil.live.console import RAW_POST, STAGE_ID, RawPost, UnsupportedCharacter
+from exphil.live.console import (
+    RAW_POST,
+    RAW_PRE,
+    SLIPPI_VERSION,
+    STAGE_ID,
+    RawPost,
+    RawPre,
+    UnsupportedCharacter,
+)
 
 __all__ = ["COLUMN_TYPES", "PLAYER_FIELD_TYPES", "FrameColumns", "UnsupportedGame", "frame_columns"]
 
@@ -35,8 +49,10 @@ PLAYER_FIELD_TYPES: dict[str, np.dtype] = {
     "nana_action": _U16, "nana_action_frame": _F32, "nana_percent": _F32, "nana_facing": _F32,
     "nana_on_ground": _BOOL, "nana_shield": _F32,
     **{f"btn_{b}": _BOOL for b in BUTTONS}, **{s: _F32 for s in STICKS}, "shoulder": _F32,
+    **dict.fromkeys(EXTRA_FIELDS, _F32),
 }
-"""Per-player stored field -> dtype, as in the parsed replay table (a test compares the two)."""
+"""Per-player stored field -> dtype, as in the parsed replay table with its extra columns (a test
+compares the two)."""
 
 COLUMN_TYPES: dict[str, np.dtype] = {
     "frame": np.dtype(np.int32), "stage": _U16,
@@ -150,8 +166,23 @@ _CONTROLLER_KEYS = {p: (*(f"{p}btn_{b}" for b in BUTTONS), *(p + s for s in _UNI
                     for p in PLAYER_PREFIXES}
 
 
-def frame_columns(gamestate: melee.GameState, *, where: str = "live stream") -> FrameColumns:
-    """The stored columns of one frame (``where`` names the source in errors)."""
+def _extra_values(out: dict[str, Any], prefix: str, ps: melee.PlayerState, leader: RawPost,
+                  pre: RawPre | None, version: tuple[int, ...] | None) -> None:
+    """The EXTRA_FIELDS columns of one player, computed by the parser's own functions."""
+    out[prefix + "hitstun"] = None if leader.misc_as is None else hitstun_left(
+        np.array([leader.flags4], np.uint8), np.array([leader.misc_as], np.float32))[0]
+    for side, analog, button in (("l", None if pre is None else pre.trigger_l, melee.Button.BUTTON_L),
+                                 ("r", None if pre is None else pre.trigger_r, melee.Button.BUTTON_R)):
+        real = analog is not None and version is not None and version >= PHYSICAL_TRIGGERS_SINCE
+        out[f"{prefix}trigger_{side}"] = processed_trigger(
+            np.array([analog], np.float32), np.array([ps.controller_state.processed_button[button]]))[0] \
+            if real else None
+
+
+def frame_columns(gamestate: melee.GameState, *, where: str = "live stream", extras: bool = False
+                  ) -> FrameColumns:
+    """The stored columns of one frame (``where`` names the source in errors), with the parser's
+    extra columns (``EXTRA_FIELDS``: hitstun, processed shoulders) when ``extras``."""
     ports = sorted(int(p) for p in gamestate.players)
     if len(ports) != 2:
         raise UnsupportedGame(f"{where}: frame {gamestate.frame}: {len(ports)} players (ports {ports}); "
@@ -162,6 +193,10 @@ def frame_columns(gamestate: melee.GameState, *, where: str = "live stream") -> 
                               "exphil.live.RawConsole)")
     values: dict[str, Any] = {"frame": gamestate.frame, "stage": stage}
     raw = gamestate.custom.get(RAW_POST, {})
+    pre, version = gamestate.custom.get(RAW_PRE, {}), gamestate.custom.get(SLIPPI_VERSION)
     for prefix, port in zip(PLAYER_PREFIXES, ports, strict=True):
         _player_values(values, prefix, gamestate.players[port], raw, port, where, gamestate.frame)
+        if extras:
+            _extra_values(values, prefix, gamestate.players[port], raw[(port, False)], pre.get((port, False)),
+                          version)
     return FrameColumns(values)

@@ -5,8 +5,10 @@ action frame of some (character, action) pairs, and knows only the six legal sta
 reads the raw floats and the stage ID from the replay, so :class:`RawConsole` re-reads them from
 the same event bytes libmelee just parsed and stores them in the frame's ``GameState.custom``:
 
-- ``custom[RAW_POST][(port, is_nana)]``: :class:`RawPost` (state age, hitlag, event size);
-- ``custom[STAGE_ID]``: the stage ID of the game-start event (the replay's ``stage``).
+- ``custom[RAW_POST][(port, is_nana)]``: :class:`RawPost` (state age, hitlag, hitstun source
+  fields, event size); ``custom[RAW_PRE][(port, is_nana)]``: :class:`RawPre` (physical shoulders);
+- ``custom[STAGE_ID]``: the stage ID of the game-start event (the replay's ``stage``);
+  ``custom[SLIPPI_VERSION]``: the recording's Slippi version.
 
 The event size says which fields the recording has (older Slippi versions write shorter
 post-frame events; libmelee then falls back to defaults where the replay parser gives nulls).
@@ -23,13 +25,18 @@ from typing import Any
 import melee
 import ubjson
 
-__all__ = ["RAW_POST", "STAGE_ID", "RawConsole", "RawPost", "UnreadableReplay", "UnsupportedCharacter",
-           "replay_states"]
+__all__ = ["RAW_POST", "RAW_PRE", "SLIPPI_VERSION", "STAGE_ID", "RawConsole", "RawPost", "RawPre",
+           "UnreadableReplay", "UnsupportedCharacter", "replay_states"]
 
 RAW_POST = "exphil.raw_post"
+RAW_PRE = "exphil.raw_pre"
 STAGE_ID = "exphil.stage_id"
+SLIPPI_VERSION = "exphil.slippi_version"
 
-_STATE_AGE, _HITLAG, _CHARACTER = 0x22, 0x49, 0x7  # post-frame event offsets (Slippi spec)
+# Event offsets (Slippi spec). Post-frame: character, state age, state flags 4, misc AS (hitstun
+# left while in hitstun), hitlag. Pre-frame: physical L and R analog shoulders.
+_CHARACTER, _STATE_AGE, _FLAGS4, _MISC_AS, _HITLAG = 0x7, 0x22, 0x29, 0x2B, 0x49
+_PHYSICAL_L, _PHYSICAL_R = 0x33, 0x37
 _FIGHTERS = frozenset(c.value for c in melee.Character) - {melee.Character.UNKNOWN_CHARACTER.value}
 
 
@@ -43,11 +50,21 @@ class UnsupportedCharacter(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class RawPost:
-    """Raw floats of one post-frame event (None where the recording's events are too short)."""
+    """Raw fields of one post-frame event (None where the recording's events are too short)."""
 
     state_age: float | None
     hitlag: float | None
+    flags4: int | None
+    misc_as: float | None
     event_size: int
+
+
+@dataclasses.dataclass(frozen=True)
+class RawPre:
+    """Physical analog shoulders of one pre-frame event (None where the events are too short)."""
+
+    trigger_l: float | None
+    trigger_r: float | None
 
 
 def _float_at(event: bytes, offset: int, size: int) -> float | None:
@@ -60,10 +77,12 @@ class RawConsole(melee.Console):
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.stage_id: int | None = None
+        self.slippi_version: tuple[int, ...] | None = None
 
     def _Console__game_start(self, gamestate: melee.GameState, event: bytes) -> None:
         super()._Console__game_start(gamestate, event)
         self.stage_id = struct.unpack_from(">H", event, 0x13)[0]
+        self.slippi_version = tuple(int(v) for v in event[0x1:0x4])
 
     def _Console__post_frame(self, gamestate: melee.GameState, event: bytes) -> None:
         port, is_nana = event[0x5] + 1, event[0x6] == 1
@@ -75,13 +94,23 @@ class RawConsole(melee.Console):
         super()._Console__post_frame(gamestate, event)
         size = int(self.eventsize[event[0]])
         raw = gamestate.custom.setdefault(RAW_POST, {})
-        raw[(port, is_nana)] = RawPost(state_age=_float_at(event, _STATE_AGE, size),
-                                       hitlag=_float_at(event, _HITLAG, size), event_size=size)
+        raw[(port, is_nana)] = RawPost(
+            state_age=_float_at(event, _STATE_AGE, size), hitlag=_float_at(event, _HITLAG, size),
+            flags4=event[_FLAGS4] if _MISC_AS + 4 <= size else None, misc_as=_float_at(event, _MISC_AS, size),
+            event_size=size)
+
+    def _Console__pre_frame(self, gamestate: melee.GameState, event: bytes) -> None:
+        super()._Console__pre_frame(gamestate, event)
+        size = int(self.eventsize[event[0]])
+        raw = gamestate.custom.setdefault(RAW_PRE, {})
+        raw[(event[0x5] + 1, event[0x6] == 1)] = RawPre(_float_at(event, _PHYSICAL_L, size),
+                                                        _float_at(event, _PHYSICAL_R, size))
 
     def step(self) -> melee.GameState | None:
         gamestate = super().step()
         if gamestate is not None:
             gamestate.custom[STAGE_ID] = self.stage_id
+            gamestate.custom[SLIPPI_VERSION] = self.slippi_version
         return gamestate
 
 

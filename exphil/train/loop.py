@@ -65,7 +65,7 @@ class Trainer:
 
     def __init__(self, cfg: TrainConfig, *, spec: EmbeddingSpec | None = None):
         self.cfg = cfg
-        self.spec = spec or EmbeddingSpec()
+        self.spec = spec or EmbeddingSpec(**dataclasses.asdict(cfg.inputs))
         self.mesh = data_mesh()
         policy = build_policy(cfg.policy, self.spec, rngs=nnx.Rngs(cfg.seed))
         self.num_params = count_params(policy)
@@ -155,7 +155,8 @@ def train(cfg: TrainConfig, *, resume_overrides: Mapping[str, Any] | None = None
         data.restore(restored.meta["data"])
     primary = jax.process_index() == 0
     log = MetricsLog(run.metrics_path if primary else run.path / f"metrics.{jax.process_index()}.jsonl",
-                     truncate_after=step if cfg.resume else None)
+                     truncate_after=step if cfg.resume else None,
+                     tensorboard=run.tensorboard_path if cfg.tensorboard and primary else None)
     pending: list[dict[str, jax.Array]] = []
     summary: dict[str, Any] = {}
     t_log, t_start, frames_total, start_step = time.perf_counter(), time.perf_counter(), 0.0, step

@@ -22,17 +22,6 @@ def test_parse_shapes() -> None:
             bench.parse_shapes(bad)
 
 
-def test_time_calls_meets_repeats_and_min_seconds(monkeypatch: pytest.MonkeyPatch) -> None:
-    clock = iter(np.arange(0.0, 100.0, 0.25))  # every reading advances 0.25 s: each call takes 0.25 s
-    monkeypatch.setattr(bench.time, "perf_counter", lambda: next(clock))
-    calls = []
-    assert bench.time_calls(lambda: calls.append(1), warmup=2, repeats=3) == 250.0
-    assert len(calls) == 5
-    calls.clear()
-    assert bench.time_calls(lambda: calls.append(1), warmup=0, repeats=3, min_seconds=2.0) == 250.0
-    assert len(calls) == 8  # 8 x 0.25 s reach 2 s
-
-
 def test_rows_ratios_and_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(bench, "ffi_unavailable_reason", lambda: None)
     monkeypatch.setattr(bench, "make_fn", lambda impl, pass_: lambda inputs: inputs["u"] * 2.0)

@@ -12,24 +12,10 @@ from experiments.check_live_features import CheckConfig, check_folder
 from experiments.replay_agent import ReplayAgentConfig, replay_agent
 from exphil.data.features import replay_features
 from exphil.data.parse import parse_replay
-from exphil.data.paths import default_replay_dir
 from exphil.data.spec import EmbeddingSpec
 from tests.exphil.live.runs import make_run
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def replay_path():
-    """``replay_path(name)``: a replay of the shared folder ($EXPHIL_REPLAY_DIR); skips where absent."""
-
-    def get(name: str) -> Path:
-        path = default_replay_dir() / name
-        if not path.is_file():
-            pytest.skip(f"{name} not found in {default_replay_dir()} (set EXPHIL_REPLAY_DIR)")
-        return path
-
-    return get
 
 
 def test_check_live_features_lists_every_file_with_its_status(replay_path, tmp_path):

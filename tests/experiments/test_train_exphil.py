@@ -1,5 +1,6 @@
 """train_exphil / eval_exphil end to end on a real replay: SIGKILL mid-run, ``--resume`` alone,
-bitwise equality with an uninterrupted run, the run folder's contents, and evaluation."""
+bitwise equality with an uninterrupted run, the run folder's contents (TensorBoard events
+included), and evaluation."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from exphil.data.paths import default_replay_dir
 from exphil.models import PolicyConfig
 from exphil.train import TrainConfig, load_trained, train
 from runkit import RunDir, read_metrics
+from tests.runkit.events import scalars
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = "exphil_fox_multishine_closed.slp"
@@ -58,7 +60,8 @@ def test_killed_run_resumed_with_resume_alone_matches_uninterrupted_run(tmp_path
     proc = subprocess.Popen(
         _cli("--preset=smoke", f"--replays={fixture_slp}", f"--run_dir={run}", "--arch=gru",
              "--steps=150", "--checkpoint_every=10", "--eval_every=1000", "--eval_batches=0",
-             "--windows.val_fraction=0", "--windows.filters.ports=0", "--seed=3", "--noprogress"),
+             "--windows.val_fraction=0", "--windows.filters.ports=0", "--seed=3", "--noprogress",
+             "--tensorboard"),
         cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 240
     while not (run / "checkpoints" / "10").is_dir() and proc.poll() is None and time.monotonic() < deadline:
@@ -87,6 +90,8 @@ def test_killed_run_resumed_with_resume_alone_matches_uninterrupted_run(tmp_path
     ref_rows = [r for r in read_metrics(tmp_path / "ref" / "metrics.jsonl") if "loss" in r]
     assert [r["step"] for r in rows] == [r["step"] for r in ref_rows] == list(range(5, 151, 5))
     assert [r["loss"] for r in rows] == [r["loss"] for r in ref_rows]
+    # The TensorBoard events were cut back on resume like metrics.jsonl: each step once.
+    assert scalars(run / "tensorboard", "loss") == [(r["step"], np.float32(r["loss"])) for r in rows]
     assert all((run / "plots" / f).stat().st_size > 0 for f in ("loss.png", "press_rates.png"))
 
     # Evaluating the saved checkpoint on the same frames reproduces the last in-run evaluation.

@@ -1,4 +1,4 @@
-"""Evaluation: Wilson intervals, mirrored deals, player resolution (bots and run-folder hook), launcher."""
+"""Evaluation: Wilson intervals, mirrored deals, player resolution (bots and run-folder hook)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,8 @@ import sys
 import types
 
 import jax.numpy as jnp
-import numpy as np
 import pytest
 
-from experiments.eval_lostcities import EvalConfig, main
 from lostcities import evaluation
 from lostcities.evaluation import evaluate, resolve_player, wilson_interval
 from lostcities.variants import get_variant
@@ -60,15 +58,3 @@ def test_resolve_player_uses_the_run_folder_hook(tmp_path, monkeypatch):
     monkeypatch.setattr(evaluation, "PLAYER_LOADER_MODULE", "fake_loader")
     assert resolve_player(str(tmp_path), get_variant("tiny")) is _first_legal
     assert seen["args"] == (tmp_path, "tiny")
-
-
-def test_eval_launcher_main_reports_everything():
-    result = main(EvalConfig(a="greedy", b="random", games=16, variant="tiny", batch_size=8))
-    assert result["games"] == 16 and result["a"] == "greedy"
-    lo, hi = result["win_rate_a_ci95"]
-    assert 0.0 <= lo <= result["win_rate_a"] <= hi <= 1.0
-    lo, hi = result["score_diff_ci95"]
-    assert lo <= result["score_diff_mean"] <= hi
-    assert 0.0 <= result["capped_rate"] <= 1.0
-    assert sum(result["score_a"]["histogram"]["counts"]) == 16
-    assert np.isfinite(result["score_b"]["mean"])

@@ -40,6 +40,18 @@ def test_keeps_last_k_plus_best(tmp_path):
     assert Checkpointer(tmp_path / "ck", best_metric="val", best_mode="max").best_step() == 5
 
 
+def test_steps_without_a_finite_metric_are_never_best(tmp_path):
+    ck = Checkpointer(tmp_path / "ck", keep_last=1, best_metric="val")
+    ck.save(1, _state(1.0))  # no metrics: kept only while among the last
+    assert ck.best_step() is None
+    for step, metrics in [(2, {"val": 2.0}), (3, {"val": float("nan")}), (4, {"other": 0.0}), (5, None)]:
+        ck.save(step, _state(step), metrics=metrics)
+    ck.close()
+    assert Checkpointer(tmp_path / "ck").steps() == [2, 5]
+    assert Checkpointer(tmp_path / "ck", best_metric="val").best_step() == 2
+    assert Checkpointer(tmp_path / "ck").best_step() is None  # no metric asked for
+
+
 def test_checksum_sees_any_changed_bit():
     a = _state(1.0)
     b = {**a, "w": a["w"].at[1, 2].set(np.nextafter(np.float32(1.0), np.float32(2.0)))}

@@ -13,11 +13,11 @@ import pytest
 from flax import nnx
 
 from exphil.data.features import neutral_controller, quantised_controller, replay_features
-from exphil.data.parse import parse_replay
+from exphil.data.parse import parse_replay, processed_trigger
 from exphil.data.spec import EmbeddingSpec
 from exphil.live.agent import MAX_GAP_FILL, LiveAgent
 from exphil.live.console import replay_states
-from exphil.live.pad import BUTTON_ENUMS, RecordingController, neutral_controls
+from exphil.live.pad import BUTTON_ENUMS, RecordingController, neutral_controls, shoulder_class_values
 from exphil.models import PolicyConfig, build_policy
 from exphil.train.thresholds import default_thresholds
 from tests.exphil.live.runs import make_run
@@ -28,11 +28,14 @@ FRAMES = 160  # from -123: 76 playable frames
 NEUTRAL = neutral_controls(SPEC)
 
 
+FULL = EmbeddingSpec(stage_geometry=True, hitstun=True, r_trigger=True)
+
+
 @functools.cache
-def _policy(arch: str = "gru"):
+def _policy(arch: str = "gru", spec: EmbeddingSpec = SPEC):
     cfg = PolicyConfig(arch=arch, hidden=16, categorical_embed_dim=4, num_heads=2, attention_window=8,
                        mamba_state=4, scan_impl="scan")
-    return build_policy(cfg, SPEC, rngs=nnx.Rngs(1))
+    return build_policy(cfg, spec, rngs=nnx.Rngs(1))
 
 
 @pytest.fixture(scope="module")
@@ -41,33 +44,39 @@ def states(replay_path):
     return [next(stream) for _ in range(FRAMES)]
 
 
-def _reference(replay_path, delay: int, pov: int = 0, seed: int = 0, temperature: float = 0.0):
-    """What the agent must send on each playable frame, computed from the training path's features."""
-    policy = _policy()
-    f = replay_features(parse_replay(replay_path(REPLAY)).table, pov, SPEC)
+def _reference(replay_path, delay: int, spec: EmbeddingSpec = SPEC, pov: int = 0, seed: int = 0,
+               temperature: float = 0.0):
+    """What the agent must send on each playable frame, computed from the training path's features;
+    with ``spec.r_trigger`` the fed-back shoulders are the game's reading of the controls sent
+    (``processed_trigger`` of the analog L value for the shoulder class, and of the L and R buttons)."""
+    policy = _policy("gru", spec)
+    f = replay_features(parse_replay(replay_path(REPLAY), extras=True).table, pov, spec)
     graph, state = nnx.split(policy)
     step = jax.jit(lambda s, c, n, k, key: nnx.merge(graph, s).sample(
         c, n, k, key, thresholds=default_thresholds(), temperature=temperature))
-    carry, previous, choices = policy.init_carry(1), neutral_controller(SPEC), []
+    carry, previous, choices = policy.init_carry(1), neutral_controller(spec), []
     for t in range(FRAMES - 84):
         numeric = np.concatenate([f.state[t], previous])[None]
         key = jax.random.fold_in(jax.random.key(seed), t)
         carry, choice, _ = step(state, carry, numeric, f.categorical[t][None], key)
         buttons = np.asarray(choice.buttons)
         classes = np.array([choice.main_x, choice.main_y, choice.c_x, choice.c_y, choice.shoulder])[:, 0]
-        out = np.empty((1, 13), np.float32)
-        quantised_controller(SPEC, buttons, classes[None, :4], classes[None, 4], out)
+        out = np.empty((1, len(spec.controller_fields)), np.float32)
+        quantised_controller(spec, buttons, classes[None, :4], classes[None, 4], out)
+        if spec.r_trigger:
+            analog = np.array([shoulder_class_values(spec)[classes[4]], 0.0], np.float32)
+            out[0, -2:] = processed_trigger(analog, buttons[0, [5, 6]] > 0)  # L, R
         previous = out[0]
         choices.append((tuple(bool(b) for b in buttons[0]), *(int(c) for c in classes)))
     return [NEUTRAL] * (delay - 1) + choices[:len(choices) - delay + 1]
 
 
-@pytest.mark.parametrize("delay", [1, 3])
-def test_agent_plays_as_the_training_features_with_its_own_feedback(replay_path, states, delay):
-    agent = LiveAgent(_policy(), port=1, delay=delay, temperature=0.0)
+@pytest.mark.parametrize(("delay", "spec"), [(1, SPEC), (3, SPEC), (2, FULL)])
+def test_agent_plays_as_the_training_features_with_its_own_feedback(replay_path, states, delay, spec):
+    agent = LiveAgent(_policy("gru", spec), port=1, delay=delay, spec=spec, temperature=0.0)
     sent = [agent.act(gs) for gs in states]
     assert sent[:84] == [NEUTRAL] * 84  # countdown
-    assert [tuple(c) for c in sent[84:]] == [tuple(c) for c in _reference(replay_path, delay)]
+    assert [tuple(c) for c in sent[84:]] == [tuple(c) for c in _reference(replay_path, delay, spec)]
 
 
 def test_sampling_is_seeded(states):

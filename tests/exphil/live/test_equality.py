@@ -11,15 +11,20 @@ import pyarrow as pa
 import pytest
 
 from exphil.data.parse import parse_replay
+from exphil.data.spec import EmbeddingSpec
 from exphil.live import columns as live_columns
 from exphil.live.check import check_replay
 from exphil.live.columns import PLAYER_FIELD_TYPES
 
+FULL = EmbeddingSpec(stage_geometry=True, hitstun=True, r_trigger=True)
+"""Every optional input on (stage geometry, hitstun, processed shoulders)."""
+
 QUICK = [
-    ("peppi_buttons_abxy.slp", None),  # Slippi 1.0: jumps, hitlag, velocities... are null
-    ("slippijs_unranked_game2.slp", None),  # online: rollback duplicates dropped, first kept
-    ("peppi_ics2.slp", 1200),  # Ice Climbers: Nana's fields
-    ("exphil_fox_multishine.slp", 600),  # Slippi 3.19, every field
+    ("peppi_buttons_abxy.slp", None, EmbeddingSpec()),  # Slippi 1.0: jumps, hitlag, velocities... null
+    ("peppi_buttons_lrzs.slp", None, FULL),  # Slippi 1.0: L, R, Z pressed; no physical shoulders yet
+    ("slippijs_unranked_game2.slp", None, EmbeddingSpec()),  # online: rollback duplicates dropped
+    ("peppi_ics2.slp", 1200, EmbeddingSpec()),  # Ice Climbers: Nana's fields
+    ("exphil_fox_multishine.slp", 600, FULL),  # Slippi 3.19, every field
 ]
 
 LIBMELEE_UNREADABLE = {
@@ -32,9 +37,9 @@ PARSER_UNREADABLE = {"peppi_corrupt.slp", "slippijs_incomplete.slp"}
 """Truncated files: neither reads them, so they are outside the check (status ``skipped``)."""
 
 
-@pytest.mark.parametrize(("name", "max_frames"), QUICK)
-def test_adapter_equals_training_path(replay_path, name, max_frames):
-    result = check_replay(replay_path(name), max_frames=max_frames)
+@pytest.mark.parametrize(("name", "max_frames", "spec"), QUICK)
+def test_adapter_equals_training_path(replay_path, name, max_frames, spec):
+    result = check_replay(replay_path(name), spec, max_frames=max_frames)
     assert result["status"] == "ok", result
     expected = parse_replay(replay_path(name)).table.num_rows
     assert result["frames"] == (expected if max_frames is None else min(max_frames, expected))
@@ -58,7 +63,7 @@ def test_check_fails_with_libmelee_s_own_action_frame(replay_path, monkeypatch):
 
 
 def test_live_columns_have_the_parsed_table_s_types(replay_path):
-    schema = parse_replay(replay_path("peppi_ics2.slp")).table.schema
+    schema = parse_replay(replay_path("peppi_ics2.slp"), extras=True).table.schema
     for prefix in ("p0_", "p1_"):
         parsed = {f.name[3:]: f.type for f in schema if f.name.startswith(prefix)}
         assert parsed == {name: pa.from_numpy_dtype(t) for name, t in PLAYER_FIELD_TYPES.items()}
@@ -66,7 +71,9 @@ def test_live_columns_have_the_parsed_table_s_types(replay_path):
 
 @pytest.mark.slow
 def test_every_replay_libmelee_reads_gives_the_training_arrays(replay_dir):
-    results = {p.name: check_replay(p) for p in sorted(replay_dir.glob("*.slp"))}
+    """With every optional input on, whose inputs hold every default input by name (the default
+    layout is checked by the quick tests)."""
+    results = {p.name: check_replay(p, FULL) for p in sorted(replay_dir.glob("*.slp"))}
     for name, reason in LIBMELEE_UNREADABLE.items():
         assert results[name]["status"] == "unreadable" and reason in results[name]["reason"], results[name]
     for name in PARSER_UNREADABLE:

@@ -1,4 +1,4 @@
-"""Fixtures shared by the exphil tests: the real replay folder and a small built dataset.
+"""Fixtures shared by the exphil and experiments tests: the real replay folder and a small built dataset.
 
 The replays live outside the repository: ``$EXPHIL_REPLAY_DIR`` or ``../shared/data/slp``
 relative to the repository root. Tests that need them skip, with the reason, where absent.
@@ -6,7 +6,7 @@ relative to the repository root. Tests that need them skip, with the reason, whe
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -53,12 +53,24 @@ def replay_path(replay_dir: Path) -> Callable[[str], Path]:
 
 
 @pytest.fixture(scope="session")
-def small_replay_folder(replay_path: Callable[[str], Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder of symlinks to SMALL_DATASET_REPLAYS (the replays themselves are never copied)."""
-    folder = tmp_path_factory.mktemp("small_replays")
-    for name in SMALL_DATASET_REPLAYS:
-        (folder / name).symlink_to(replay_path(name))
-    return folder
+def link_replays(replay_path: Callable[[str], Path]) -> Callable[[Path, Sequence[str]], Path]:
+    """``link_replays(folder, names)``: ``folder`` (created) holding symlinks to those replays
+    (the replays themselves are never copied); skips the test where one is absent."""
+
+    def link(folder: Path, names: Sequence[str]) -> Path:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in names:
+            (folder / name).symlink_to(replay_path(name))
+        return folder
+
+    return link
+
+
+@pytest.fixture(scope="session")
+def small_replay_folder(link_replays: Callable[[Path, Sequence[str]], Path],
+                        tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder of symlinks to SMALL_DATASET_REPLAYS."""
+    return link_replays(tmp_path_factory.mktemp("small_replays"), SMALL_DATASET_REPLAYS)
 
 
 @pytest.fixture(scope="session")

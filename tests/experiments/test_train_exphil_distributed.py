@@ -19,7 +19,7 @@ from exphil.train import TrainConfig, load_trained, train
 from exphil.train.data_source import ensure_dataset
 from runkit import RunDir
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[2]
 FIXTURE = default_replay_dir() / "exphil_fox_multishine_closed.slp"
 
 
