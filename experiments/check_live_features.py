@@ -1,10 +1,12 @@
 """Check that live play sees what training saw, on any folder of replays.
 
     python -m experiments.check_live_features --replays=DIR_OR_SLP --json_out=PATH [--max_frames=N]
+        [--optional_inputs]
 
 Each .slp file goes through libmelee's offline console (the event loop a live Dolphin stream
 runs) and exphil.live's adapter, and through the replay parser and the training features; every
-frame's stored columns, model inputs and targets must agree for both points of view. JSON:
+frame's stored columns (the parser's extra columns too), model inputs (with ``--optional_inputs``
+every optional input as well) and targets must agree for both points of view. JSON:
 ``{"files": [{"path", "status", "reason", "frames", "mismatched_frames", "mismatched_fields"}]}``;
 status ok, mismatch, unreadable (libmelee cannot read it), skipped (the parser does not keep it)
 or unsupported (not a two-player game...). The exit code is 1 when any file mismatches.
@@ -29,17 +31,21 @@ class CheckConfig:
 
     replays: str = str(default_replay_dir())
     max_frames: int = 0  # check only the first N playable frames of each file (0 = all)
+    optional_inputs: bool = False  # every optional input on: stage geometry, hitstun, shoulders
 
 
 def check_folder(cfg: CheckConfig) -> dict:
     """``{"files": [...]}``: one :func:`exphil.live.check.check_replay` result per .slp file."""
+    from exphil.data.spec import EmbeddingSpec
     from exphil.live.check import check_replay
 
     root = Path(cfg.replays).expanduser()
     paths = [root] if root.is_file() else sorted(root.rglob("*.slp"))
     if not paths:
         raise SystemExit(f"{root}: no .slp files")
-    files = [check_replay(p, max_frames=cfg.max_frames or None)
+    on = cfg.optional_inputs
+    spec = EmbeddingSpec(stage_geometry=on, hitstun=on, r_trigger=on)
+    files = [check_replay(p, spec, max_frames=cfg.max_frames or None)
              for p in tqdm(paths, desc="replays", unit="file", file=sys.stderr)]
     counts = collections.Counter(f["status"] for f in files)
     print(", ".join(f"{n} {status}" for status, n in sorted(counts.items())), f"of {len(files)} files")

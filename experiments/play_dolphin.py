@@ -8,16 +8,15 @@ Needs a Slippi Dolphin (``--dolphin``: the executable or its folder) and a Melee
 the menus (``--character``, ``--opponent_character``, ``--stage``), plays ``--seconds`` of game
 with the run's agent on ``--port`` (the policy's delay and its own choices fed back, as in
 ``experiments.replay_agent``), lets Slippi record the .slp into ``--record`` (default
-RUN/recordings) and evaluates the run on the recording (``experiments.eval_exphil``'s metrics).
-``--opponent``: the game's CPU at ``--cpu_level``, another run folder's agent, or ``teacher``
-(the rule-based multishine teacher of ``exphil.sim.teacher``: refused until that module exists
-and is wired in here).
+RUN/recordings) and evaluates the run on the recording (``experiments.eval_exphil``'s metrics
+and ``experiments.analyze_shines``' shine metrics of the agent's player). ``--opponent``: the
+game's CPU at ``--cpu_level``, another run folder's agent, or ``teacher`` (the rule-based
+multishine teacher of ``exphil.sim.teacher``, playing Fox).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 from pathlib import Path
 
 import melee
@@ -55,10 +54,9 @@ def usage_problems(cfg: PlayConfig) -> list[str]:
         problems.append(f"--dolphin=PATH: a Slippi Dolphin executable or its folder (given: {cfg.dolphin!r})")
     if not cfg.iso or not Path(cfg.iso).is_file():
         problems.append(f"--iso=PATH: a Super Smash Bros. Melee 1.02 NTSC image (given: {cfg.iso!r})")
-    if cfg.opponent == "teacher":
-        problems.append("--opponent=teacher: not available until exphil.sim.teacher exists"
-                        if importlib.util.find_spec("exphil.sim.teacher") is None else
-                        "--opponent=teacher: exphil.sim.teacher is not wired into live play yet")
+    if cfg.opponent == "teacher" and cfg.opponent_character != "FOX":
+        problems.append(f"--opponent=teacher plays Fox's multishine: --opponent_character=FOX "
+                        f"(given: {cfg.opponent_character})")
     if cfg.port not in (1, 2, 3, 4):
         problems.append(f"--port={cfg.port}: a controller port 1-4")
     for flag, name, enum in (("character", cfg.character, melee.Character),
@@ -72,9 +70,11 @@ def usage_problems(cfg: PlayConfig) -> list[str]:
 def play(cfg: PlayConfig) -> dict:
     """Start Dolphin, play one game, stop Dolphin, evaluate the recording."""
     from experiments.eval_exphil import EvalConfig, evaluate_run
+    from exphil.analysis.replays import analyze_replay
     from exphil.live.agent import LiveAgent
     from exphil.live.console import RawConsole
     from exphil.live.play import Seat, play_game
+    from exphil.live.teacher import TeacherAgent
 
     record = Path(cfg.record or Path(cfg.run_dir) / "recordings")
     record.mkdir(parents=True, exist_ok=True)
@@ -87,6 +87,8 @@ def play(cfg: PlayConfig) -> dict:
                                controller=seats[0].controller, where="dolphin")
     if cfg.opponent == "cpu":
         seats[1].cpu_level = cfg.cpu_level
+    elif cfg.opponent == "teacher":
+        seats[1].agent = TeacherAgent(other, controller=seats[1].controller, where="dolphin")
     else:
         seats[1].agent = LiveAgent(cfg.opponent, other, temperature=cfg.temperature, seed=cfg.seed + 1,
                                    controller=seats[1].controller, where="dolphin")
@@ -104,6 +106,7 @@ def play(cfg: PlayConfig) -> dict:
     if recordings:
         result["recording"] = str(recordings[-1])
         result["eval"] = evaluate_run(EvalConfig(run_dir=cfg.run_dir, replays=result["recording"]))
+        result["shines"] = analyze_replay(result["recording"], int(cfg.port > other))  # p0 = lower port
     return result
 
 

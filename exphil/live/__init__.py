@@ -19,6 +19,7 @@ _EXPORTS = {
     "Seat": "play",
     "UnreadableReplay": "console",
     "UnsupportedCharacter": "console",
+    "TeacherAgent": "teacher",
     "UnsupportedGame": "columns",
     "agreement": "replay",
     "check_replay": "check",

@@ -6,9 +6,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import melee
 import pytest
 
 from experiments.check_live_features import CheckConfig, check_folder
+from experiments.play_dolphin import PlayConfig, usage_problems
 from experiments.replay_agent import ReplayAgentConfig, replay_agent
 from exphil.data.features import replay_features
 from exphil.data.parse import parse_replay
@@ -50,3 +52,10 @@ def test_play_dolphin_without_dolphin_says_what_it_needs(tmp_path):
                           env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin", "EXPHIL_MALLOC_TUNING": "0"})
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert "--dolphin" in proc.stderr and "--iso" in proc.stderr
+
+
+def test_play_dolphin_refuses_a_teacher_that_is_not_fox(tmp_path):
+    problems = usage_problems(PlayConfig(run_dir=str(tmp_path), dolphin=str(tmp_path), iso=__file__,
+                                         opponent="teacher", opponent_character="MARTH", stage="NOWHERE"))
+    assert problems == ["--opponent=teacher plays Fox's multishine: --opponent_character=FOX (given: MARTH)",
+                        "--stage=NOWHERE: one of " + ", ".join(melee.Stage.__members__)]

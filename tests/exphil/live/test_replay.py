@@ -16,6 +16,7 @@ from exphil.live.console import RawConsole, replay_states
 from exphil.live.pad import BUTTON_ENUMS, Controls, RecordingController
 from exphil.live.play import Seat, play_game
 from exphil.live.replay import agreement, play_recorded
+from exphil.live.teacher import TeacherAgent
 from tests.exphil.live.test_agent import _policy
 
 SPEC = EmbeddingSpec()
@@ -55,12 +56,12 @@ def test_play_game_runs_every_agent_until_the_frame_limit(replay_path):
                          allow_old_version=True)
     console.connect()
     pads = [RecordingController(), RecordingController()]
-    seats = [Seat(port, pad, melee.Character.FOX, LiveAgent(_policy(), port, delay=2, temperature=0.0,
-                                                             controller=pad))
-             for port, pad in zip((1, 2), pads, strict=True)]
+    seats = [Seat(1, pads[0], melee.Character.FOX, LiveAgent(_policy(), 1, delay=2, temperature=0.0,
+                                                             controller=pads[0])),
+             Seat(2, pads[1], melee.Character.FOX, TeacherAgent(2, controller=pads[1]))]
     played = play_game(console, seats, stage=melee.Stage.FINAL_DESTINATION, max_frames=30)
     assert played == 30 + 124  # frames -123 .. 30
+    assert seats[0].agent.adapter.last_frame == 30
     for seat, pad in zip(seats, pads, strict=True):
-        assert seat.agent.adapter.last_frame == 30
         assert pad.buttons == {e for e, b in zip(BUTTON_ENUMS, seat.agent.sent.buttons, strict=True) if b}
-        assert sum(call[0] in ("press", "release") for call in pad.calls) == 8 * played
+        assert sum(call[0] in ("press", "release") for call in pad.calls) >= 8 * played
