@@ -5,41 +5,23 @@ Names are imported on first use (PEP 562): the adapter alone does not import JAX
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from exphil.lazy import lazy_exports
 
-_EXPORTS = {
-    "Controls": "pad",
-    "FrameAdapter": "adapter",
-    "FrameInputs": "adapter",
-    "LiveAgent": "agent",
-    "PadWriter": "pad",
-    "RawConsole": "console",
-    "RecordingController": "pad",
-    "Seat": "play",
-    "UnreadableReplay": "console",
-    "UnsupportedCharacter": "console",
-    "TeacherAgent": "teacher",
-    "UnsupportedGame": "columns",
-    "agreement": "replay",
-    "check_replay": "check",
-    "frame_columns": "columns",
-    "load_policy": "agent",
-    "play_game": "play",
-    "play_recorded": "replay",
-    "replay_states": "console",
+_MODULES = {
+    "adapter": ("FrameAdapter", "FrameInputs"),
+    "agent": ("LiveAgent", "load_policy"),
+    "check": ("check_replay",),
+    "columns": ("UnsupportedGame", "frame_columns"),
+    "console": ("RawConsole", "UnreadableReplay", "UnsupportedCharacter", "replay_states"),
+    "pad": ("Controls", "PadWriter", "RecordingController"),
+    "play": ("Seat", "play_game"),
+    "replay": ("agreement", "play_recorded"),
+    "teacher": ("TeacherAgent",),
 }
+"""Submodule -> the public names it defines."""
 
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names}
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
