@@ -42,7 +42,7 @@ class ClosedLoopConfig:
 
 
 def main(cfg: ClosedLoopConfig) -> dict:
-    from experiments.train_exphil import quiet_orbax
+    from experiments.launcher import quiet_orbax
     from exphil.sim.evaluate import UnplayableRun
     from exphil.sim.report import run_closed_loop
 

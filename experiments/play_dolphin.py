@@ -23,7 +23,7 @@ import melee
 from absl import app
 
 from experiments.launcher import launch
-from experiments.train_exphil import quiet_orbax
+from experiments.launcher import quiet_orbax
 
 
 @dataclasses.dataclass(frozen=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 
 from experiments.launcher import launch
-from experiments.train_exphil import quiet_orbax
+from experiments.launcher import quiet_orbax
 
 
 @dataclasses.dataclass(frozen=True)
