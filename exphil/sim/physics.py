@@ -6,18 +6,14 @@ so that recorded positions are reproduced to the last digits.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from exphil.sim import fox as F
+from exphil.sim.inputs import Inputs
 from exphil.sim.stage import Stage
 from exphil.sim.state import Pad, SimState, where
-
-if TYPE_CHECKING:
-    from exphil.sim.step import Inputs
 
 __all__ = ["bookkeeping", "collide", "move", "walk_animation"]
 
