@@ -94,6 +94,10 @@ def main(cfg: TrainConfig) -> dict:
     quiet_orbax()
     overrides = resume_overrides(cfg) if cfg.resume else None
     init_distributed()
+    if cfg.remedies.active and not cfg.resume:
+        from exphil.exposure.augment import with_remedies  # the simulator is imported only for remedies
+
+        cfg = with_remedies(cfg)
     try:
         return train(cfg, resume_overrides=overrides)
     except ResumeError as err:  # raised before any training: a usage error, not a crash
