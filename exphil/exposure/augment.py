@@ -46,7 +46,7 @@ def remedy_dataset(fixture: str | Path, remedies: RemedyConfig, out: str | Path,
         if remedies.synth_squat:
             segments += squat_segments(parsed.table, drill.pov, ratio=remedies.synth_ratio,
                                        lead_in=remedies.synth_lead_in, seed=seed)
-        items += [(f"synthesis/{i:05d}", t, info) for i, t in enumerate(segments)]
+        items += [(f"synthesis/{i:05d}", seg.table, info) for i, seg in enumerate(segments)]
     if remedies.dart_rollouts > 0:
         items += [(f"dart/{i:05d}", t, info) for i, t in enumerate(dart_tables(drill, remedies, seed))]
     return write_frames_dataset(out, items)

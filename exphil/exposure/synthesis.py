@@ -15,6 +15,8 @@ fixture's rows keep their recorded controller), so a delay-d window's targets ar
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import pyarrow as pa
 
@@ -22,7 +24,14 @@ from exphil.data.spec import PLAYER_PREFIXES
 from exphil.sim import fox as F
 from exphil.sim.teacher import teacher_labels
 
-__all__ = ["HOLDABLE", "reflector_segments", "squat_segments"]
+__all__ = ["HOLDABLE", "Segment", "reflector_segments", "squat_segments"]
+
+class Segment(NamedTuple):
+    """A synthetic segment: ``real`` rows of the fixture, then the synthetic rows."""
+
+    table: pa.Table
+    real: int
+
 
 HOLDABLE = (F.SHINE_LOOP, F.AIR_SHINE_LOOP)
 """Reflector states a held B keeps going: the only ones synthesis extends."""
@@ -35,7 +44,7 @@ def _budget(frames: int, ratio: float, lead_in: int, length: int) -> int:
 
 
 def _segment(table: pa.Table, prefix: str, base: int, lead_in: int, actions: np.ndarray,
-             ages: np.ndarray) -> pa.Table:
+             ages: np.ndarray) -> Segment:
     """Rows ``base - lead_in + 1 .. base`` of ``table``, then copies of row ``base`` with the player's
     action and action frame set to ``actions`` / ``ages`` and teacher-labelled controllers."""
     first = max(base - lead_in + 1, 0)
@@ -44,11 +53,16 @@ def _segment(table: pa.Table, prefix: str, base: int, lead_in: int, actions: np.
     last = {c: table[prefix + c][base].as_py() for c in ("action", "action_frame", "btn_b", "btn_x")}
     prev_action = np.concatenate([[last["action"]], actions[:-1]])
     prev_age = np.concatenate([[last["action_frame"]], ages[:-1]])
-    # outside the reflector the teacher alternates B on what landed the frame before: B landed on
-    # copy k-1 exactly when it did not on copy k-2, starting from the base row's recorded B
-    b_base = bool(last["btn_b"])
-    b_landed = np.where(np.arange(len(actions)) % 2 == 0, b_base, not b_base)
-    labels = teacher_labels(prev_action, prev_age, b_landed, np.zeros(len(actions), bool))
+    # the teacher's B can depend on the B that landed the frame before (its recovery rules
+    # alternate B): follow the segment frame by frame from the base row's recorded B
+    n = len(actions)
+    labels = teacher_labels(prev_action, prev_age, np.zeros(n, bool), np.zeros(n, bool))
+    labels = {k: np.array(v) for k, v in labels.items()}
+    b_after = {held: np.asarray(teacher_labels(prev_action, prev_age, np.full(n, held),
+                                               np.zeros(n, bool))["btn_b"]) for held in (False, True)}
+    landed = bool(last["btn_b"])
+    for k in range(n):
+        landed = labels["btn_b"][k] = b_after[landed][k]
     frame_ids = table["frame"][base].as_py() + np.arange(1, len(actions) + 1, dtype=np.int32)
     columns = {prefix + "action": pa.array(actions.astype(np.uint16)),
                prefix + "action_frame": pa.array(ages.astype(np.float32)), "frame": pa.array(frame_ids)}
@@ -56,11 +70,11 @@ def _segment(table: pa.Table, prefix: str, base: int, lead_in: int, actions: np.
     for name, values in columns.items():
         i = copies.schema.get_field_index(name)
         copies = copies.set_column(i, copies.schema.field(i), values.cast(copies.schema.field(i).type))
-    return pa.concat_tables([real, copies])
+    return Segment(pa.concat_tables([real, copies]), real.num_rows)
 
 
 def reflector_segments(table: pa.Table, pov: int, *, ratio: float, max_frame: int = 30, lead_in: int = 16,
-                       seed: int = 0) -> list[pa.Table]:
+                       seed: int = 0) -> list[Segment]:
     """Segments extending the ends of held-reflector runs up to action frame ``max_frame``."""
     prefix = PLAYER_PREFIXES[pov]
     action = table[prefix + "action"].to_numpy().astype(np.int64)
@@ -79,7 +93,7 @@ def reflector_segments(table: pa.Table, pov: int, *, ratio: float, max_frame: in
 
 
 def squat_segments(table: pa.Table, pov: int, *, ratio: float, max_squat: int = 40, lead_in: int = 16,
-                   seed: int = 0) -> list[pa.Table]:
+                   seed: int = 0) -> list[Segment]:
     """Segments grafting Squat 1-2 and SquatWait 1-``max_squat`` onto grounded drill frames."""
     prefix = PLAYER_PREFIXES[pov]
     action = table[prefix + "action"].to_numpy().astype(np.int64)
