@@ -7,7 +7,7 @@ Layout of a DAgger folder::
     round_k/data/         the aggregate: fixture + every round's kept segments up to k
     round_k/segments.json what round k kept (counts per state)
     round_k/run/          the policy retrained from scratch on round_k/data
-    round_k/eval.json     its closed-loop report (exphil.sim.report)
+    round_k/eval.json     its closed-loop report from every start (exphil.sim.report)
     dagger.json           every round's closed-loop figures
 
 Relabelling: a visited frame's controller becomes what the teacher (with its recovery rules) would
@@ -32,14 +32,14 @@ import numpy as np
 import pyarrow as pa
 
 from exphil.data.parse import parse_replay
+from exphil.exposure.runs import train_or_resume
 from exphil.exposure.tables import write_frames_dataset
 from exphil.sim.evaluate import load_player, play_policy, rollout_table
 from exphil.sim.report import run_closed_loop
 from exphil.sim.starts import PERTURBED_STARTS, Drill
 from exphil.sim.teacher import teacher_labels
-from exphil.train import TrainConfig, train
+from exphil.train import TrainConfig
 from exphil.train.config import RemedyConfig
-from runkit import RunDir
 from runkit.files import write_atomic
 
 __all__ = ["DaggerPlan", "relabel", "run_dagger", "segments"]
@@ -101,22 +101,6 @@ def _round_train_config(base: TrainConfig, run: Path, data: Path | None, fixture
     return dataclasses.replace(base, run_dir=str(run), replays="", data=str(data), remedies=remedies)
 
 
-def _train(cfg: TrainConfig) -> None:
-    """Train, resume a killed run from its last checkpoint, or do nothing if it finished."""
-    run = Path(cfg.run_dir)
-    if (run / "config.json").exists():
-        checkpoints = run / "checkpoints"
-        found = checkpoints.iterdir() if checkpoints.is_dir() else ()
-        steps = [int(p.name) for p in found if p.name.isdigit()]
-        if steps and max(steps) >= cfg.steps:
-            return
-        if steps:
-            train(dataclasses.replace(cfg, resume=str(run)))
-            return
-        RunDir(run).config_path.unlink()  # killed before its first checkpoint: start again
-    train(cfg)
-
-
 def _collect(root: Path, k: int, plan: DaggerPlan, drill: Drill, delay: int, window: int, seed: int,
              kept: Counter) -> list[pa.Table]:
     """Round ``k``'s kept segments: the previous round's policy rolled from every start."""
@@ -138,7 +122,7 @@ def run_dagger(root: str | Path, base: TrainConfig, fixture: str, plan: DaggerPl
     root.mkdir(parents=True, exist_ok=True)
     parsed = parse_replay(fixture)
     drill = Drill.from_replay(fixture, table=parsed.table)
-    _train(_round_train_config(base, root / "round_0" / "run", None, fixture))
+    train_or_resume(_round_train_config(base, root / "round_0" / "run", None, fixture))
     kept: Counter = Counter()
     aggregate: list[tuple[str, pa.Table, dict]] = [("fixture", parsed.table, dict(parsed.info))]
     summary: dict[str, Any] = {"rounds": []}
@@ -151,7 +135,7 @@ def run_dagger(root: str | Path, base: TrainConfig, fixture: str, plan: DaggerPl
                                                                 "states": len(kept)}) + "\n")
             if not (folder / "data" / "manifest.parquet").exists():
                 write_frames_dataset(folder / "data", aggregate)
-            _train(_round_train_config(base, folder / "run", folder / "data", fixture))
+            train_or_resume(_round_train_config(base, folder / "run", folder / "data", fixture))
         report = _evaluate(folder, plan, fixture, progress)
         summary["rounds"].append({"round": k, "segments": len(aggregate) - 1, **report})
         write_atomic(root / "dagger.json", json.dumps(summary, indent=1) + "\n")
@@ -159,18 +143,18 @@ def run_dagger(root: str | Path, base: TrainConfig, fixture: str, plan: DaggerPl
 
 
 def _evaluate(folder: Path, plan: DaggerPlan, fixture: str, progress: bool) -> dict[str, Any]:
-    """The round's closed-loop figures from the fixture's start and the perturbed starts (cached)."""
+    """The round's closed-loop figures from the fixture's start and from the perturbed starts (cached)."""
+    path = folder / "eval.json"
+    if not path.exists():
+        report = run_closed_loop(run_dir=str(folder / "run"), policy="run", fixture=fixture,
+                                 seeds=plan.eval_seeds, seconds=plan.eval_seconds, delay=-1, start="all",
+                                 temperature=1.0, out_dir=str(folder / "closed_loop"), progress=progress,
+                                 write_frames=False)
+        write_atomic(path, json.dumps(report, indent=1, default=float) + "\n")
+    report = json.loads(path.read_text())
+    keys = ("self_per_min", "max_chain", "trap_frames", "unknown_frames")
     out = {}
-    for start in ("fixture", "perturbed"):
-        path = folder / f"eval_{start}.json"
-        if not path.exists():
-            report = run_closed_loop(run_dir=str(folder / "run"), policy="run", fixture=fixture,
-                                     seeds=plan.eval_seeds, seconds=plan.eval_seconds, delay=-1, start=start,
-                                     temperature=1.0, out_dir=str(folder / f"closed_loop_{start}"),
-                                     progress=progress)
-            write_atomic(path, json.dumps(report, indent=1, default=float) + "\n")
-        report = json.loads(path.read_text())
-        keys = ("self_per_min", "max_chain", "trap_frames", "unknown_frames")
-        out[start] = {k: report["policy"][k] for k in keys}
-        out[start]["teacher_self_per_min"] = report["teacher"]["self_per_min"]
+    for start, figures in report["policy_by_start"].items():
+        out[start] = {k: figures[k] for k in keys}
+        out[start]["teacher_self_per_min"] = report["teacher_by_start"][start]["self_per_min"]
     return out
