@@ -35,6 +35,7 @@ class DaggerConfig:
     cap: int = 8
     eval_seeds: int = 3
     eval_seconds: float = 120.0
+    init_run_dir: str = ""  # a run trained on the fixture alone (same settings) to use as round 0
     progress: bool = True
 
 
@@ -49,7 +50,8 @@ def main(cfg: DaggerConfig) -> dict:
                                        "checkpoint_every": cfg.steps, "progress": cfg.progress})
     plan = DaggerPlan(rounds=cfg.rounds, rollouts=cfg.rollouts, seconds=cfg.seconds, cap=cfg.cap,
                       eval_seeds=cfg.eval_seeds, eval_seconds=cfg.eval_seconds)
-    return run_dagger(cfg.run_dir, base, cfg.fixture or MULTISHINE_SLP, plan, progress=cfg.progress)
+    return run_dagger(cfg.run_dir, base, cfg.fixture or MULTISHINE_SLP, plan, init_run=cfg.init_run_dir,
+                      progress=cfg.progress)
 
 
 if __name__ == "__main__":

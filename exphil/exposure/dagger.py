@@ -115,14 +115,19 @@ def _collect(root: Path, k: int, plan: DaggerPlan, drill: Drill, delay: int, win
     return out
 
 
-def run_dagger(root: str | Path, base: TrainConfig, fixture: str, plan: DaggerPlan, *,
+def run_dagger(root: str | Path, base: TrainConfig, fixture: str, plan: DaggerPlan, *, init_run: str = "",
                progress: bool = True) -> dict[str, Any]:
-    """Run (or resume) DAgger in folder ``root``; return every round's closed-loop figures."""
+    """Run (or resume) DAgger in folder ``root``; return every round's closed-loop figures.
+    ``init_run``: a run folder trained on the fixture alone to start from (linked as round 0)."""
     root = Path(root)
-    root.mkdir(parents=True, exist_ok=True)
+    (root / "round_0").mkdir(parents=True, exist_ok=True)
     parsed = parse_replay(fixture)
     drill = Drill.from_replay(fixture, table=parsed.table)
-    train_or_resume(_round_train_config(base, root / "round_0" / "run", None, fixture))
+    first = root / "round_0" / "run"
+    if init_run and not first.exists():
+        first.symlink_to(Path(init_run).resolve(), target_is_directory=True)
+    if not init_run:
+        train_or_resume(_round_train_config(base, first, None, fixture))
     kept: Counter = Counter()
     aggregate: list[tuple[str, pa.Table, dict]] = [("fixture", parsed.table, dict(parsed.info))]
     summary: dict[str, Any] = {"rounds": []}
