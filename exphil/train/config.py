@@ -75,6 +75,9 @@ class RemedyConfig:
     synth_squat: the same number of squat / squat-wait segments (SquatWait up to frame 40).
     dart_rollouts: DART teacher rollouts of ``dart_seconds`` in the simulator, the executed inputs
       corrupted with probability ``dart_noise`` per frame (``dart_kind``), clean labels; 0 = off.
+    ss_max: scheduled sampling over the previous-action input (exphil.train.scheduled): the share of
+      timesteps fed the model's own decoded output ramps linearly from 0 to ``ss_max`` over the
+      first ``ss_ramp`` of the schedule's steps; 0 = off (needs no dataset of its own).
     """
 
     synth_ratio: float = 0.0
@@ -85,6 +88,8 @@ class RemedyConfig:
     dart_seconds: float = 20.0
     dart_noise: float = 0.1
     dart_kind: Literal["drop", "flip", "hold", "random"] = "drop"
+    ss_max: float = 0.0
+    ss_ramp: float = 0.5
 
     @property
     def active(self) -> bool:
