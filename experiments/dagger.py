@@ -29,6 +29,8 @@ class DaggerConfig:
     delay: int = 1
     seed: int = 0
     steps: int = 100
+    hidden: int = 256  # the preset's GRU width (smaller for quick checks)
+    batch_size: int = 256
     rounds: int = 3
     rollouts: int = 16
     seconds: float = 20.0
@@ -47,7 +49,8 @@ def main(cfg: DaggerConfig) -> dict:
     quiet_orbax()
     base = config_tree.override(TrainConfig(), PRESETS["multishine"])
     base = config_tree.override(base, {"windows.delay": cfg.delay, "seed": cfg.seed, "steps": cfg.steps,
-                                       "checkpoint_every": cfg.steps, "progress": cfg.progress})
+                                       "checkpoint_every": cfg.steps, "progress": cfg.progress,
+                                       "policy.hidden": cfg.hidden, "windows.batch_size": cfg.batch_size})
     plan = DaggerPlan(rounds=cfg.rounds, rollouts=cfg.rollouts, seconds=cfg.seconds, cap=cfg.cap,
                       eval_seeds=cfg.eval_seeds, eval_seconds=cfg.eval_seconds)
     return run_dagger(cfg.run_dir, base, cfg.fixture or MULTISHINE_SLP, plan, init_run=cfg.init_run_dir,
