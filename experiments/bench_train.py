@@ -12,7 +12,8 @@ ratio is side by side even while other processes load the machine. Epoch scaling
 training epochs (data loading included, from the iterator's creation; windows of the
 config's length with stride equal to it, every player) on a dataset of about ``1/epoch_scale``
 of the frames in ``epoch_replays`` (``epoch_scale`` epochs in a row, about the frames of one
-large epoch) and on all of them (one epoch); ``time_per_frame_ratio`` (large over small, per
+large epoch) and on all of them (one epoch), or the same on ``epoch_data``, a built dataset (a DAgger
+aggregate: its tables are linked, not rebuilt); ``time_per_frame_ratio`` (large over small, per
 frame trained: an epoch drops its last partial batch) must stay <= 1.1 for epoch time to be
 linear in data (10x frames <= 11x time).
 
@@ -46,12 +47,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+import pyarrow as pa
 from flax import nnx
 
 from experiments.env_report import environment
 from experiments.launcher import launch, quiet_orbax
 from experiments.train_exphil import PRESETS, expand_aliases
-from exphil.data.build import read_manifest
+from exphil.data.build import merge_dataset, read_manifest
+from exphil.data.manifest import MANIFEST_SCHEMA, conform, part_file, write_manifest
 from exphil.data.paths import default_replay_dir
 from exphil.data.spec import EmbeddingSpec
 from exphil.models.backbones import GRU, MambaMixer
@@ -77,6 +80,7 @@ class BenchConfig:
     warmup_steps: int = 3
     timed_steps: int = 40
     epoch_replays: str = SHARED_REPLAYS  # "" skips the epoch-scaling measurement
+    epoch_data: str = ""  # a built dataset (e.g. a DAgger aggregate) to measure instead of epoch_replays
     epoch_scale: int = 10
     epoch_repeats: int = 3  # rounds of epochs, interleaved; the fastest epoch of each size counts
     scan_impls: tuple[str, ...] = ()  # mamba/jamba: also measure each policy.scan_impl (e.g. ffi,scan)
@@ -258,6 +262,26 @@ def _subset_dataset(full: Path, out: Path, scale: int) -> Path:
     return ensure_dataset(data="", replays=str(folder), out=out, progress=False)
 
 
+def _subset_of_dataset(full: Path, out: Path, scale: int) -> Path:
+    """A dataset holding about 1/``scale`` of a built dataset's frames, linking its tables (for
+    datasets made without replay files, such as a DAgger aggregate)."""
+    rows = [r for r in read_manifest(full).to_pylist() if r["status"] == "ok"]
+    order = np.random.default_rng(0).permutation(len(rows))
+    goal, picked, total = sum(r["frames"] for r in rows) / scale, [], 0
+    for i in order:  # first fit, as _subset_dataset
+        if total + rows[i]["frames"] <= 1.1 * goal:
+            picked.append(rows[i])
+            total += rows[i]["frames"]
+    for r in picked:
+        link = out / r["table"]
+        link.parent.mkdir(parents=True, exist_ok=True)
+        if not link.exists():
+            link.symlink_to((full / r["table"]).resolve())
+    write_manifest(conform(pa.Table.from_pylist(picked, schema=MANIFEST_SCHEMA)), out, part_file((0, 1)))
+    merge_dataset(out)
+    return out
+
+
 def _epoch_timer(cfg: TrainConfig, data: Path) -> Callable[[int], dict]:
     """``passes -> stats`` of that many consecutive training epochs over ``data`` (loading included,
     from each iterator's creation; compiled beforehand)."""
@@ -289,8 +313,13 @@ def _epoch_scaling(cfg: BenchConfig, train_cfg: TrainConfig) -> dict:
     """The large dataset's epoch against ``epoch_scale`` epochs of the small one (about the same
     frames, so both runs last about as long and see the same share of the machine's noise)."""
     work = Path(cfg.work_dir)
-    full = ensure_dataset(data="", replays=cfg.epoch_replays, out=work / "epoch_all.dataset", progress=False)
-    small = _subset_dataset(full, work / "epoch_small.dataset", cfg.epoch_scale)
+    if cfg.epoch_data:
+        full = Path(cfg.epoch_data)
+        small = _subset_of_dataset(full, work / "epoch_small_of_data.dataset", cfg.epoch_scale)
+    else:
+        full = ensure_dataset(data="", replays=cfg.epoch_replays, out=work / "epoch_all.dataset",
+                              progress=False)
+        small = _subset_dataset(full, work / "epoch_small.dataset", cfg.epoch_scale)
     every_player = dataclasses.replace(train_cfg.windows.filters, ports=())
     flat = dataclasses.replace(train_cfg, windows=dataclasses.replace(  # each frame once per epoch
         train_cfg.windows, val_fraction=0.0, filters=every_player, stride=train_cfg.windows.window))
@@ -336,7 +365,7 @@ def main(cfg: BenchConfig) -> dict:
             for impl, ms in layer.items():
                 print(f"  one mixer fwd+bwd, impl={impl}: {ms['mixer']:.0f} CPU-ms "
                       f"(scan {ms['scan']:.0f}, rest {ms['rest']:.0f})")
-    if cfg.epoch_replays:
+    if cfg.epoch_replays or cfg.epoch_data:
         result["epoch_scaling"] = _epoch_scaling(cfg, train_cfg)
         e = result["epoch_scaling"]
         print(f"epoch: {e['frame_ratio']:.1f}x frames took {e['time_ratio']:.1f}x time "

@@ -2,6 +2,7 @@
 
     python -m experiments.eval_closed_loop --run_dir=RUN --seeds=3 --seconds=120 --json_out=PATH
     python -m experiments.eval_closed_loop --run_dir=RUN --start=perturbed --delay=2
+    python -m experiments.eval_closed_loop --run_dir=RUN --start=all   # both, reported apart too
     python -m experiments.eval_closed_loop --policy=teacher --out_dir=runs/teacher
 
 Any run folder of ``train_exphil`` plays with its own architecture and window delay (``--delay``
@@ -35,7 +36,7 @@ class ClosedLoopConfig:
     seeds: int = 3
     seconds: float = 120.0
     delay: int = -1  # -1: the run's own window delay
-    start: Literal["fixture", "perturbed"] = "fixture"
+    start: Literal["fixture", "perturbed", "all"] = "fixture"
     temperature: float = 1.0
     out_dir: str = ""  # default: RUN_DIR/closed_loop
     timeline_frames: int = 600

@@ -22,8 +22,7 @@ from pathlib import Path
 import melee
 from absl import app
 
-from experiments.launcher import launch
-from experiments.launcher import quiet_orbax
+from experiments.launcher import launch, quiet_orbax
 
 
 @dataclasses.dataclass(frozen=True)

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from experiments.launcher import launch
-from experiments.launcher import quiet_orbax
+from experiments.launcher import launch, quiet_orbax
 
 
 @dataclasses.dataclass(frozen=True)

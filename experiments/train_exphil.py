@@ -69,6 +69,10 @@ def main(cfg: TrainConfig) -> dict:
 
     def start(cfg: TrainConfig, **kwargs) -> dict:  # joins a multi-host run once the flags are checked
         init_distributed()
+        if cfg.remedies.active and not cfg.resume:
+            from exphil.exposure.augment import with_remedies  # the simulator is imported only for remedies
+
+            cfg = with_remedies(cfg)
         return train(cfg, **kwargs)
 
     return train_resumable(start, cfg)

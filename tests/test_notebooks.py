@@ -21,6 +21,8 @@ CELL_TIMEOUT_S = 600
 SLOW: dict[str, str] = {
     "deep_cfr.ipynb": "three Deep CFR runs (Kuhn, Leduc, Lost Cities), each compiling its traversals, fits "
                       "and evaluation: ~100 s alone, ~165 s beside the rest of the default run",
+    "closed_loop.ipynb": "trains a small policy; compiles the simulator's replay, teacher and policy play",
+    "exposure_bias.ipynb": "trains five small policies with the remedies and two DAgger rounds, plays each",
 }
 
 

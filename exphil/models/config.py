@@ -36,6 +36,8 @@ class PolicyConfig:
     mamba_dt_rank: int = 0  # mamba: rank of the dt projection; 0 picks ceil(hidden / 16)
     scan_impl: ScanImpl = "auto"  # mamba / jamba: impl passed to xla_ffi.selective_scan
     jamba_pattern: tuple[str, ...] = ("mamba", "attention")  # jamba: layer i is pattern[i % len]
+    prev_queue: int = 0  # > 1: also see the prev_queue - 1 decisions before the last, and the delay
+    queue_delay: int = -1  # the delay fed with the queue; -1: the run's window delay (set at start-up)
     head: HeadKind = "independent"
     head_hidden: int = 128  # autoregressive head: MLP width of each component
     ar_order: tuple[str, ...] = COMPONENTS  # autoregressive head: order the components are chosen in

@@ -59,16 +59,18 @@ class Embedding(nnx.Module):
     """``(numeric [..., numeric_dim], categorical int [..., n_categorical]) -> [..., out_dim]``.
 
     Categorical columns follow ``spec.categorical`` order; each has its own table of
-    ``embed_dim`` features (ids must lie inside the field's vocabulary).
+    ``embed_dim`` features (ids must lie inside the field's vocabulary). ``extra_numeric`` numeric
+    inputs follow the spec's (the policy's previous-action queue).
     """
 
-    def __init__(self, spec: EmbeddingSpec, out_dim: int, *, embed_dim: int, rngs: nnx.Rngs):
-        self.numeric_dim, self.embed_dim = spec.numeric_dim, embed_dim
+    def __init__(self, spec: EmbeddingSpec, out_dim: int, *, embed_dim: int, rngs: nnx.Rngs,
+                 extra_numeric: int = 0):
+        self.numeric_dim, self.embed_dim = spec.numeric_dim + extra_numeric, embed_dim
         self.names = tuple(name for name, _ in spec.categorical)
         self.tables = nnx.List([nnx.Embed(size, embed_dim, rngs=rngs) for _, size in spec.categorical])
         sizes = [size for _, size in spec.categorical]
         self.offsets = tuple(int(o) for o in np.cumsum([0, *sizes[:-1]]))  # static: not in the state
-        self.proj = nnx.Linear(spec.numeric_dim + embed_dim * len(self.names), out_dim, rngs=rngs)
+        self.proj = nnx.Linear(self.numeric_dim + embed_dim * len(self.names), out_dim, rngs=rngs)
 
     def __call__(self, numeric: jax.Array, categorical: jax.Array) -> jax.Array:
         """``[..., out_dim]``: ``proj`` of the numeric features and each field's embedding."""

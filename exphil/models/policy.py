@@ -15,6 +15,7 @@ from exphil.models.config import PolicyConfig
 from exphil.models.embedding import Embedding, LinearMap
 from exphil.models.heads import HEADS, greedy_choice, sample_values, sampling_choice
 from exphil.models.outputs import ControllerSample, HeadOutputs
+from exphil.models.queue import neutral, queue_dim, queue_sequence, queue_step
 
 Carry = Any
 
@@ -30,13 +31,20 @@ class Policy(nnx.Module):
 
     def __init__(self, cfg: PolicyConfig, spec: EmbeddingSpec, *, rngs: nnx.Rngs):
         self.num_buttons = spec.num_buttons
-        self.embedding = Embedding(spec, cfg.hidden, embed_dim=cfg.categorical_embed_dim, rngs=rngs)
+        self.prev_width = len(spec.controller_fields)
+        self.prev_queue, self.queue_delay = cfg.prev_queue, cfg.queue_delay
+        extra = queue_dim(cfg.prev_queue, self.prev_width)
+        self.embedding = Embedding(spec, cfg.hidden, embed_dim=cfg.categorical_embed_dim, rngs=rngs,
+                                   extra_numeric=extra)
         self.backbone = build_backbone(cfg, rngs=rngs)
         self.dropout = nnx.Dropout(cfg.dropout, rngs=rngs)  # on the backbone output (and between layers)
         self.head = HEADS[cfg.head](cfg, spec, rngs=rngs)
 
     def __call__(self, numeric: jax.Array, categorical: jax.Array, targets: Any = None) -> HeadOutputs:
         """Logits ``[B, T, ...]``; ``targets`` (``[B, T]`` fields) teacher-force an autoregressive head."""
+        if self.prev_queue > 1:
+            queued = queue_sequence(numeric[..., -self.prev_width:], self.prev_queue, self.queue_delay)
+            numeric = jnp.concatenate([numeric, queued.astype(numeric.dtype)], -1)
         x, extra = self._backbone_input(numeric, categorical, self.embedding)
         return self.head(self.dropout(self.backbone(x, *extra)), targets)
 
@@ -56,8 +64,13 @@ class Policy(nnx.Module):
         return embedding(numeric, categorical), ()
 
     def init_carry(self, batch_size: int) -> Carry:
-        """Backbone state before the first frame."""
-        return self.backbone.init_carry(batch_size)
+        """Backbone state before the first frame (and, with a previous-action queue, the queue)."""
+        carry = self.backbone.init_carry(batch_size)
+        if self.prev_queue > 1:
+            shape = (batch_size, self.prev_queue - 1, self.prev_width)
+            queue = jnp.broadcast_to(neutral(self.prev_width), shape)
+            return carry, queue
+        return carry
 
     def frame_map(self) -> LinearMap:
         """The map from a raw frame to the backbone's first input: the embedding, or the embedding
@@ -70,8 +83,14 @@ class Policy(nnx.Module):
     def _hidden_step(self, carry: Carry, numeric_t: jax.Array, categorical_t: jax.Array,
                      frame_map: LinearMap | None):
         frame_map = self.frame_map() if frame_map is None else frame_map
+        if self.prev_queue > 1:
+            carry, queue = carry
+            queued, queue = queue_step(queue, numeric_t[..., -self.prev_width:], self.queue_delay)
+            numeric_t = jnp.concatenate([numeric_t, queued.astype(numeric_t.dtype)], -1)
         x_t, extra = self._backbone_input(numeric_t, categorical_t, frame_map)
         carry, h = self.backbone.step(carry, x_t, *extra)
+        if self.prev_queue > 1:
+            carry = (carry, queue)
         return carry, self.dropout(h)
 
     def step(self, carry: Carry, numeric_t: jax.Array, categorical_t: jax.Array,

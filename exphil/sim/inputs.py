@@ -1,4 +1,4 @@
-"""What one pad means to the drill's rules: sticks on [-1, 1], buttons, and press edges against last frame."""
+"""What a controller means to the drill's rules: press edges, stick directions, ignored inputs."""
 
 from __future__ import annotations
 

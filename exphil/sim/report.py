@@ -20,40 +20,55 @@ from exphil.sim.evaluate import (
 from exphil.sim.plots import timeline
 from exphil.sim.starts import PERTURBED_STARTS, Drill
 
-__all__ = ["run_closed_loop"]
+__all__ = ["by_start", "run_closed_loop"]
 
 
 def run_closed_loop(*, run_dir: str, policy: str, fixture: str, seeds: int, seconds: float,
                     delay: int, start: str, temperature: float, out_dir: str, timeline_frames: int = 600,
-                    progress: bool = True) -> dict[str, Any]:
+                    progress: bool = True, write_frames: bool = True) -> dict[str, Any]:
     """Play the run's policy (``policy="run"``) or only the teacher (``"teacher"``) from the fixture's
-    start or every perturbed start, ``seeds`` seeds of ``seconds`` seconds; return the report."""
+    start, every perturbed start or both (``start``: fixture, perturbed, all), ``seeds`` seeds of
+    ``seconds`` seconds; return the report. ``write_frames``: also write each rollout as Parquet."""
     drill = Drill.from_replay(fixture)
     frames = round(seconds * 60)
-    starts = ("fixture",) if start == "fixture" else tuple(PERTURBED_STARTS)
+    starts = {"fixture": ("fixture",), "perturbed": tuple(PERTURBED_STARTS),
+              "all": ("fixture", *PERTURBED_STARTS)}[start]
     out = Path(out_dir or (Path(run_dir) / "closed_loop" if run_dir else "closed_loop"))
     t0 = time.perf_counter()
     teacher_states, teacher_pads = teacher_rollouts(drill, starts, frames)
-    teacher = summarize([score_rollouts(teacher_states, teacher_pads)], starts)
-    write_rollouts(teacher_states, teacher_pads, [f"teacher_{s}" for s in starts], drill, out)
+    teacher_rows = [score_rollouts(teacher_states, teacher_pads)]
+    teacher = summarize(teacher_rows, starts)
+    if write_frames:
+        write_rollouts(teacher_states, teacher_pads, [f"teacher_{s}" for s in starts], drill, out)
     tracks = {f"teacher {starts[0]}": np.asarray(teacher_states.action)[:, 0]}
     report: dict[str, Any] = {"fixture": fixture, "start": start, "starts": list(starts), "frames": frames,
-                              "seconds": seconds, "teacher": teacher}
+                              "seconds": seconds, "teacher": teacher,
+                              "teacher_by_start": by_start(teacher_rows, starts)}
     if policy == "run":
         player = load_player(run_dir, drill, delay=None if delay < 0 else delay, temperature=temperature)
         per_seed = []
         for seed in tqdm(range(seeds), desc="closed loop", unit="seed", disable=not progress):
             states, pads = play_policy(player, drill, starts, seed, frames)
             per_seed.append(score_rollouts(states, pads))
-            write_rollouts(states, pads, [f"policy_seed{seed}_{s}" for s in starts], drill, out)
+            if write_frames:
+                write_rollouts(states, pads, [f"policy_seed{seed}_{s}" for s in starts], drill, out)
             tracks[f"policy seed {seed} {starts[0]}"] = np.asarray(states.action)[:, 0]
         report.update(run_dir=run_dir, delay=player.delay, lag=player.lag, played_late=player.delay == 0,
-                      temperature=temperature, policy=summarize(per_seed, starts))
+                      temperature=temperature, policy=summarize(per_seed, starts),
+                      policy_by_start=by_start(per_seed, starts))
     timeline(tracks, out / "timeline.png", frames=timeline_frames,
              title=f"{Path(run_dir).name if run_dir else 'teacher'}: first {timeline_frames} frames")
     report.update(out_dir=str(out), seconds_taken=time.perf_counter() - t0)
     _print(report)
     return report
+
+
+def by_start(per_seed: list[list[dict[str, Any]]], starts: tuple[str, ...]) -> dict[str, Any]:
+    """The summaries of the fixture's start alone and of the perturbed starts alone."""
+    groups = {"fixture": [i for i, s in enumerate(starts) if s == "fixture"],
+              "perturbed": [i for i, s in enumerate(starts) if s != "fixture"]}
+    return {name: summarize([[rows[i] for i in idx] for rows in per_seed], tuple(starts[i] for i in idx))
+            for name, idx in groups.items() if idx}
 
 
 def _print(report: dict[str, Any]) -> None:

@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from exphil.data.spec import BUTTONS
 from exphil.sim import fox as F
 from exphil.sim.state import Pad, SimState, where
 
-__all__ = ["ZERO_INDEXED", "libmelee_frame", "teacher_buttons", "teacher_pad"]
+__all__ = ["ZERO_INDEXED", "libmelee_frame", "teacher_buttons", "teacher_labels", "teacher_pad"]
 
 ZERO_INDEXED = (F.WAIT, F.FALL, F.LANDING, F.SQUAT_WAIT, F.SQUAT_RV, F.KNEE_BEND, F.JUMP_F, F.JUMP_B,
                 F.JUMP_AERIAL_F, F.JUMP_AERIAL_B, F.REBIRTH, F.BLASTER_LOOP, F.BLASTER_END, F.SHINE_LOOP,
@@ -47,9 +48,14 @@ def libmelee_frame(action: jax.Array, age: jax.Array) -> jax.Array:
     return jnp.trunc(age).astype(jnp.int32) + plus.astype(jnp.int32)
 
 
-def teacher_buttons(action: jax.Array, age: jax.Array, b_landed: jax.Array) -> tuple[jax.Array, jax.Array]:
+def teacher_buttons(action: jax.Array, age: jax.Array, b_landed: jax.Array, *,
+                    x_landed: jax.Array | None = None, recovery: bool = False) -> tuple[jax.Array, jax.Array]:
     """(B, X) the teacher holds on the next frame, from this frame's action, action frame and
-    whether B was held on this frame (any matching shapes; numpy or JAX arrays)."""
+    whether B (and X) were held on this frame (any matching shapes; numpy or JAX arrays).
+
+    ``recovery``: the original's recovery rules for the reflector states too (the relabelling
+    teacher of DAgger, which knows the landed input): grounded reflector X unless X landed (then
+    nothing), aerial reflector nothing (stick centred, see ``teacher_pad``)."""
     action, age, b_landed = jnp.asarray(action), jnp.asarray(age), jnp.asarray(b_landed, bool)
     frame = libmelee_frame(action, age)
     grounded_shine = (action >= F.SHINE_START) & (action <= F.SHINE_END)
@@ -58,9 +64,12 @@ def teacher_buttons(action: jax.Array, age: jax.Array, b_landed: jax.Array) -> t
     dead = action < F.WAIT
     shine_x = ((frame >= 3) & (frame <= 4)) | (frame > 8)
     b = where(grounded_shine | aerial_shine, True, where(jumpsquat, frame >= 3, ~b_landed))
-    b = b & ~dead
     x = grounded_shine & shine_x
-    return b, x
+    if recovery:
+        x_landed = jnp.zeros_like(b_landed) if x_landed is None else jnp.asarray(x_landed, bool)
+        b = b & ~grounded_shine & ~aerial_shine
+        x = grounded_shine & ~x_landed
+    return b & ~dead, x
 
 
 def teacher_pad(s: SimState, landed: Pad) -> Pad:
@@ -72,3 +81,20 @@ def teacher_pad(s: SimState, landed: Pad) -> Pad:
     half = jnp.full(jnp.shape(b), 0.5, jnp.float32)
     down = where(dead, 0.5, 0.0).astype(jnp.float32)
     return Pad(buttons, half, down, half, half, jnp.zeros(jnp.shape(b), jnp.float32))
+
+
+def teacher_labels(action: np.ndarray, age: np.ndarray, b_landed: np.ndarray, x_landed: np.ndarray, *,
+                   recovery: bool = False) -> dict[str, np.ndarray]:
+    """The teacher's next-frame controller as parser columns (``btn_*``, ``main_x``, ``main_y``,
+    ``c_x``, ``c_y``, ``shoulder``), for relabelling recorded or simulated frames (numpy in, out)."""
+    b, x = teacher_buttons(action, age, b_landed, x_landed=x_landed, recovery=recovery)
+    b, x = np.asarray(b), np.asarray(x)
+    action = np.asarray(action)
+    centred = action < F.WAIT
+    if recovery:
+        centred = centred | ((action >= F.AIR_SHINE_START) & (action <= F.AIR_SHINE_END))
+    out = {f"btn_{name}": np.zeros(b.shape, bool) for name in BUTTONS}
+    out.update(btn_b=b, btn_x=x, main_x=np.full(b.shape, 0.5, np.float32),
+               main_y=np.where(centred, 0.5, 0.0).astype(np.float32), c_x=np.full(b.shape, 0.5, np.float32),
+               c_y=np.full(b.shape, 0.5, np.float32), shoulder=np.zeros(b.shape, np.float32))
+    return out

@@ -16,7 +16,8 @@ from typing import Literal
 from exphil.data.window_config import WindowConfig
 from exphil.models.config import PolicyConfig
 
-__all__ = ["RESUMABLE", "DataStats", "InputsConfig", "LossConfig", "OptimConfig", "TrainConfig"]
+__all__ = ["RESUMABLE", "DataStats", "InputsConfig", "LossConfig", "OptimConfig", "RemedyConfig",
+           "TrainConfig"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,6 +66,37 @@ class InputsConfig:
 
 
 @dataclasses.dataclass(frozen=True)
+class RemedyConfig:
+    """Exposure-bias remedies (exphil.exposure), all off by default. With any of them on, the run
+    trains on a dataset made beside its folder from ``replays`` (one drill fixture) plus:
+
+    synth_ratio: recovery-state synthesis; ``frames * ratio / (synth_lead_in + synth_max_frame / 2)``
+      segments extending held-reflector runs up to action frame ``synth_max_frame``; 0 = off.
+    synth_squat: the same number of squat / squat-wait segments (SquatWait up to frame 40).
+    dart_rollouts: DART teacher rollouts of ``dart_seconds`` in the simulator, the executed inputs
+      corrupted with probability ``dart_noise`` per frame (``dart_kind``), clean labels; 0 = off.
+    ss_max: scheduled sampling over the previous-action input (exphil.train.scheduled): the share of
+      timesteps fed the model's own decoded output ramps linearly from 0 to ``ss_max`` over the
+      first ``ss_ramp`` of the schedule's steps; 0 = off (needs no dataset of its own).
+    """
+
+    synth_ratio: float = 0.0
+    synth_max_frame: int = 30
+    synth_lead_in: int = 16
+    synth_squat: bool = False
+    dart_rollouts: int = 0
+    dart_seconds: float = 20.0
+    dart_noise: float = 0.1
+    dart_kind: Literal["drop", "flip", "hold", "random"] = "drop"
+    ss_max: float = 0.0
+    ss_ramp: float = 0.5
+
+    @property
+    def active(self) -> bool:
+        return self.synth_ratio > 0 or self.dart_rollouts > 0
+
+
+@dataclasses.dataclass(frozen=True)
 class DataStats:
     """Filled from the dataset's statistics when a run starts (values given are replaced)."""
 
@@ -96,6 +128,7 @@ class TrainConfig:
     loss: LossConfig = dataclasses.field(default_factory=LossConfig)
     stats: DataStats = dataclasses.field(default_factory=DataStats)
     inputs: InputsConfig = dataclasses.field(default_factory=InputsConfig)
+    remedies: RemedyConfig = dataclasses.field(default_factory=RemedyConfig)
     bf16: bool = False
     steps: int = 1000
     seed: int = 0  # model init, dropout and data order (windows.seed is set from it)

@@ -37,6 +37,7 @@ from exphil.train.losses import policy_loss, positive_weights
 from exphil.train.metrics import EvalTotals
 from exphil.train.optim import learning_rate, make_optimizer
 from exphil.train.parallel import data_mesh, replicate, shard_batch
+from exphil.train.scheduled import scheduled_sampling
 from exphil.train.step import batch_arrays, init_state, make_eval_step, make_train_step, split_policy
 from exphil.train.thresholds import default_thresholds
 from runkit import MetricsLog, RunDir, plots, read_metrics
@@ -52,8 +53,11 @@ def resolve_config(cfg: TrainConfig) -> TrainConfig:
     stats = load_stats(data)
     rates = press_rates(stats)
     weights = positive_weights(rates, cfg.loss.pos_weight_mode)
+    policy = cfg.policy
+    if policy.prev_queue > 1 and policy.queue_delay < 0:  # the queue is fed the run's delay
+        policy = dataclasses.replace(policy, queue_delay=cfg.windows.delay)
     return dataclasses.replace(
-        cfg, data=str(data), windows=dataclasses.replace(cfg.windows, seed=cfg.seed),
+        cfg, data=str(data), windows=dataclasses.replace(cfg.windows, seed=cfg.seed), policy=policy,
         optim=dataclasses.replace(cfg.optim, schedule_steps=cfg.optim.schedule_steps or cfg.steps),
         stats=DataStats(press_rates=tuple(float(r) for r in rates),
                         pos_weights=tuple(float(w) for w in weights),
@@ -78,7 +82,12 @@ class Trainer:
             policy_loss, pos_weight=jnp.asarray(cfg.stats.pos_weights or 1.0, jnp.float32),
             focal_gamma=cfg.loss.focal_gamma, label_smoothing=cfg.loss.label_smoothing,
             head_weights=cfg.loss.head_weights, warmup_frames=cfg.loss.warmup_frames)
-        self.train_step = make_train_step(train_graph, self.optimizer, self.loss_fn, bf16=cfg.bf16)
+        mix = None
+        if cfg.remedies.ss_max > 0:
+            mix = scheduled_sampling(train_graph, self.spec, max_prob=cfg.remedies.ss_max, seed=cfg.seed,
+                                     ramp_steps=round(cfg.remedies.ss_ramp * schedule_steps))
+        self.train_step = make_train_step(train_graph, self.optimizer, self.loss_fn, bf16=cfg.bf16,
+                                          mix_inputs=mix)
         self.eval_step = make_eval_step(self.eval_graph, self.loss_fn, bf16=cfg.bf16)
         self.thresholds = default_thresholds(self.spec.num_buttons)
 

@@ -74,8 +74,11 @@ def _forward(graph: nnx.GraphDef, params: Any, other: Any, batch: Mapping[str, A
 
 
 def make_train_step(graph: nnx.GraphDef, optimizer: optax.GradientTransformation, loss_fn: LossFn, *,
-                    bf16: bool = False) -> Callable[[dict, dict], tuple[dict, dict]]:
-    """A jitted ``(state, batch) -> (state, metrics)`` (the old state's buffers are donated)."""
+                    bf16: bool = False,
+                    mix_inputs: Callable | None = None) -> Callable[[dict, dict], tuple[dict, dict]]:
+    """A jitted ``(state, batch) -> (state, metrics)`` (the old state's buffers are donated).
+    ``mix_inputs(params, other, batch, step) -> batch`` rewrites a batch's inputs first (scheduled
+    sampling, exphil.train.scheduled)."""
 
     def objective(params, other, batch):
         logits, other = _forward(graph, params, other, batch, bf16)
@@ -83,6 +86,8 @@ def make_train_step(graph: nnx.GraphDef, optimizer: optax.GradientTransformation
         return total, (dict(heads), other)
 
     def step(state, batch):
+        if mix_inputs is not None:
+            batch = mix_inputs(state["params"], state["other"], batch, state["step"])
         (loss, (heads, other)), grads = jax.value_and_grad(objective, has_aux=True)(
             state["params"], state["other"], batch)
         updates, opt = optimizer.update(grads, state["opt"], state["params"])

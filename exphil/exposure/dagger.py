@@ -1,0 +1,165 @@
+"""DAgger against the shine drill: roll the policy in the simulator, relabel what it visited with the
+teacher, aggregate with the fixture, retrain, evaluate; round after round, in one folder.
+
+Layout of a DAgger folder::
+
+    round_0/run/          the starting policy: a run trained on the fixture alone
+    round_k/data/         the aggregate: fixture + every round's kept segments up to k
+    round_k/segments.json what round k kept (counts per state)
+    round_k/run/          the policy retrained from scratch on round_k/data
+    round_k/eval.json     its closed-loop report from every start (exphil.sim.report)
+    dagger.json           every round's closed-loop figures
+
+Relabelling: a visited frame's controller becomes what the teacher (with its recovery rules) would
+have pressed, given the frame before it and the input that had landed there; for a delay-d policy
+the target of frame t is then the teacher's choice from frame t + d - 1 and its landed input, the
+original's rule. The rollouts are cut into segments of window + delay frames, and a segment is kept
+only while fewer than ``cap`` kept segments end in the same (action, action frame, grounded) state.
+
+Every stage is deterministic (seeded rollouts, seeded training) and skipped when its output exists,
+and training resumes from its last checkpoint, so a killed DAgger run resumes to the same result.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from exphil.data.parse import parse_replay
+from exphil.exposure.runs import train_or_resume
+from exphil.exposure.tables import write_frames_dataset
+from exphil.sim.evaluate import load_player, play_policy, rollout_table
+from exphil.sim.report import run_closed_loop
+from exphil.sim.starts import PERTURBED_STARTS, Drill
+from exphil.sim.teacher import teacher_labels
+from exphil.train import TrainConfig
+from exphil.train.config import RemedyConfig
+from runkit.files import write_atomic
+
+__all__ = ["DaggerPlan", "relabel", "run_dagger", "segments"]
+
+_CONTROLLER = ("btn_a", "btn_b", "btn_x", "btn_y", "btn_z", "btn_l", "btn_r", "btn_d_up", "main_x", "main_y",
+               "c_x", "c_y", "shoulder")
+
+
+@dataclasses.dataclass(frozen=True)
+class DaggerPlan:
+    """How many rounds, what each round rolls out and keeps, how each round is scored."""
+
+    rounds: int = 3
+    rollouts: int = 16  # per round, spread over the fixture's start and the perturbed starts
+    seconds: float = 20.0  # per rollout
+    cap: int = 8  # kept segments per (action, action frame, grounded) end state, over all rounds
+    eval_seeds: int = 3
+    eval_seconds: float = 120.0
+
+
+def relabel(table: pa.Table, pov: int) -> pa.Table:
+    """``table`` (a rollout) with each row's controller replaced by the teacher's choice from the row
+    before it and the input that landed there (recovery rules); row 0 keeps its own."""
+    prefix = "p0_" if pov == 0 else "p1_"
+
+    def col(name):
+        return table[prefix + name].to_numpy(zero_copy_only=False)
+
+    labels = teacher_labels(col("action")[:-1], col("action_frame")[:-1], col("btn_b")[:-1].astype(bool),
+                            col("btn_x")[:-1].astype(bool), recovery=True)
+    for name in _CONTROLLER:
+        i = table.schema.get_field_index(prefix + name)
+        values = np.concatenate([col(name)[:1], np.asarray(labels[name])])
+        table = table.set_column(i, table.schema.field(i), pa.array(values).cast(table.schema.field(i).type))
+    return table
+
+
+def segments(table: pa.Table, pov: int, length: int, cap: int, kept: Counter) -> list[pa.Table]:
+    """Cut ``table`` into segments of ``length`` rows; keep those whose last frame's
+    (action, action frame, grounded) state has fewer than ``cap`` kept segments (``kept``, updated)."""
+    prefix = "p0_" if pov == 0 else "p1_"
+    action = table[prefix + "action"].to_numpy()
+    age = table[prefix + "action_frame"].to_numpy()
+    grounded = table[prefix + "on_ground"].to_numpy(zero_copy_only=False)
+    out = []
+    for start in range(0, table.num_rows - length + 1, length):
+        end = start + length - 1
+        key = (int(action[end]), int(age[end]), bool(grounded[end]))
+        if kept[key] < cap:
+            kept[key] += 1
+            out.append(table.slice(start, length))
+    return out
+
+
+def _round_train_config(base: TrainConfig, run: Path, data: Path | None, fixture: str) -> TrainConfig:
+    remedies = RemedyConfig()  # round data is already the aggregate
+    if data is None:
+        return dataclasses.replace(base, run_dir=str(run), replays=fixture, data="", remedies=remedies)
+    return dataclasses.replace(base, run_dir=str(run), replays="", data=str(data), remedies=remedies)
+
+
+def _collect(root: Path, k: int, plan: DaggerPlan, drill: Drill, delay: int, window: int, seed: int,
+             kept: Counter) -> list[pa.Table]:
+    """Round ``k``'s kept segments: the previous round's policy rolled from every start."""
+    player = load_player(root / f"round_{k - 1}" / "run", drill)
+    starts = ("fixture", *PERTURBED_STARTS)
+    names = tuple(starts[i % len(starts)] for i in range(plan.rollouts))
+    states, pads = play_policy(player, drill, names, seed * 1000 + k, round(plan.seconds * 60))
+    out = []
+    for row in range(len(names)):
+        table = relabel(rollout_table(states, pads, row, drill), drill.pov)
+        out += segments(table, drill.pov, window + max(delay, 1), plan.cap, kept)
+    return out
+
+
+def run_dagger(root: str | Path, base: TrainConfig, fixture: str, plan: DaggerPlan, *, init_run: str = "",
+               progress: bool = True) -> dict[str, Any]:
+    """Run (or resume) DAgger in folder ``root``; return every round's closed-loop figures.
+    ``init_run``: a run folder trained on the fixture alone to start from (linked as round 0)."""
+    root = Path(root)
+    (root / "round_0").mkdir(parents=True, exist_ok=True)
+    parsed = parse_replay(fixture)
+    drill = Drill.from_replay(fixture, table=parsed.table)
+    first = root / "round_0" / "run"
+    if init_run and not first.exists():
+        first.symlink_to(Path(init_run).resolve(), target_is_directory=True)
+    if not init_run:
+        train_or_resume(_round_train_config(base, first, None, fixture))
+    kept: Counter = Counter()
+    aggregate: list[tuple[str, pa.Table, dict]] = [("fixture", parsed.table, dict(parsed.info))]
+    summary: dict[str, Any] = {"rounds": []}
+    for k in range(plan.rounds + 1):
+        folder = root / f"round_{k}"
+        if k > 0:
+            new = _collect(root, k, plan, drill, base.windows.delay, base.windows.window, base.seed, kept)
+            aggregate += [(f"round_{k}/{i:05d}", t, dict(parsed.info)) for i, t in enumerate(new)]
+            write_atomic(folder / "segments.json", json.dumps({"new": len(new), "total": len(aggregate) - 1,
+                                                                "states": len(kept)}) + "\n")
+            if not (folder / "data" / "manifest.parquet").exists():
+                write_frames_dataset(folder / "data", aggregate)
+            train_or_resume(_round_train_config(base, folder / "run", folder / "data", fixture))
+        report = _evaluate(folder, plan, fixture, progress)
+        summary["rounds"].append({"round": k, "segments": len(aggregate) - 1, **report})
+        write_atomic(root / "dagger.json", json.dumps(summary, indent=1) + "\n")
+    return summary
+
+
+def _evaluate(folder: Path, plan: DaggerPlan, fixture: str, progress: bool) -> dict[str, Any]:
+    """The round's closed-loop figures from the fixture's start and from the perturbed starts (cached)."""
+    path = folder / "eval.json"
+    if not path.exists():
+        report = run_closed_loop(run_dir=str(folder / "run"), policy="run", fixture=fixture,
+                                 seeds=plan.eval_seeds, seconds=plan.eval_seconds, delay=-1, start="all",
+                                 temperature=1.0, out_dir=str(folder / "closed_loop"), progress=progress,
+                                 write_frames=False)
+        write_atomic(path, json.dumps(report, indent=1, default=float) + "\n")
+    report = json.loads(path.read_text())
+    keys = ("self_per_min", "max_chain", "trap_frames", "unknown_frames")
+    out = {}
+    for start, figures in report["policy_by_start"].items():
+        out[start] = {k: figures[k] for k in keys}
+        out[start]["teacher_self_per_min"] = report["teacher_by_start"][start]["self_per_min"]
+    return out
