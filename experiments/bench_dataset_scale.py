@@ -75,17 +75,26 @@ def main(cfg: ScaleConfig) -> dict:
         folder = _subset(copies[:n], work / f"subset_{n}")
         data = work / f"data_{n}"
         shutil.rmtree(data, ignore_errors=True)
-        wall, rss = _run_build([f"--replays={folder}", f"--out={data}", f"--workers={cfg.workers}"])
+        wall, cpu, rss = _run_build([f"--replays={folder}", f"--out={data}", f"--workers={cfg.workers}"])
         results.update(
-            {f"build_s_{n}": wall, f"build_ms_per_replay_{n}": 1000 * wall / n, f"build_peak_rss_mb_{n}": rss}
+            {
+                f"build_s_{n}": wall,
+                f"build_ms_per_replay_{n}": 1000 * wall / n,
+                f"build_cpu_ms_per_replay_{n}": 1000 * cpu / n,
+                f"build_peak_rss_mb_{n}": rss,
+            }
         )
-        print(f"{n:>6} replays: {wall:8.1f} s, {1000 * wall / n:6.2f} ms/replay, peak RSS {rss:7.1f} MB")
+        print(
+            f"{n:>6} replays: {wall:8.1f} s, {1000 * wall / n:6.2f} ms/replay "
+            f"({1000 * cpu / n:6.2f} CPU ms), peak RSS {rss:7.1f} MB"
+        )
     big, small = sizes[-1], sizes[0]
-    results["per_replay_ratio"] = (
-        results[f"build_ms_per_replay_{big}"] / results[f"build_ms_per_replay_{small}"]
-    )
+    for kind in ("", "cpu_"):
+        results[f"per_replay_{kind}ratio"] = (
+            results[f"build_{kind}ms_per_replay_{big}"] / results[f"build_{kind}ms_per_replay_{small}"]
+        )
     folder, data = work / f"subset_{big}", work / f"data_{big}"
-    results["rebuild_s"], results["rebuild_peak_rss_mb"] = _run_build(
+    results["rebuild_s"], _, results["rebuild_peak_rss_mb"] = _run_build(
         [f"--replays={folder}", f"--out={data}", f"--workers={cfg.workers}"]
     )
     sharded = work / f"sharded_{big}"
@@ -96,7 +105,8 @@ def main(cfg: ScaleConfig) -> dict:
     _run_build([f"--replays={folder}", f"--out={sharded}", "--shard=1/2", f"--workers={cfg.workers}"])
     results["merge_s"], _, _ = _run_build([f"--out={sharded}", "--merge"])
     print(
-        f"per-replay ratio {results['per_replay_ratio']:.2f}, rebuild {results['rebuild_s']:.1f} s, "
+        f"per-replay ratio {results['per_replay_ratio']:.2f} (CPU {results['per_replay_cpu_ratio']:.2f}), "
+        f"rebuild {results['rebuild_s']:.1f} s, "
         f"shard 0/2 {results['shard_build_s']:.1f} s, merge {results['merge_s']:.1f} s"
     )
     return results

@@ -25,6 +25,7 @@ _EXPORTS = {
     "load_features": "loading",
     "load_stats": "stats",
     "make_windows": "windows",
+    "merge_dataset": "build",
     "parse_replay": "parse",
     "press_rates": "stats",
     "read_manifest": "build",

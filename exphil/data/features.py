@@ -239,6 +239,8 @@ def with_previous_controller(f: ReplayFeatures, spec: EmbeddingSpec) -> ReplayFe
     row 0 and the padding hold the neutral one."""
     n, prev = f.frames, f.prev_controller
     prev[:] = neutral_controller(spec)
+    if n < 2:
+        return f
     quantised_controller(spec, f.buttons[:n - 1], f.sticks[:n - 1], f.shoulder[:n - 1], prev[1:n])
     if f.triggers is not None:
         prev[1:n, -2:] = f.triggers[:n - 1]

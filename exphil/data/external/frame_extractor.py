@@ -37,6 +37,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from exphil.data.arrow_numpy import from_numpy
+from exphil.data.external.facts import external_facts
 from exphil.data.parse import (
     EXTRA_FIELDS,
     FIRST_PLAYABLE_FRAME,
@@ -193,32 +194,6 @@ def _check_mirror(p1: pa.Table, path: Path) -> None:
         raise BadReplay(f"{path.name}: inconsistent pair: {other.name} is not its mirror (self/opp swapped)")
 
 
-def _info(table: pa.Table, stage: int, frames: np.ndarray, unknown: int) -> dict:
-    last = int(frames.max())
-    info = {
-        "slippi_version": "",
-        "stage": stage,
-        "end_method": None,
-        "num_players": 2,
-        "online": None,
-        "match_mode": None,
-        "frames": len(frames),
-        "last_frame": last,
-        "duration_s": round((last + 1) / 60, 3),
-        "unknown_actions": unknown,
-    }
-    for i, side in enumerate(("p0_", "p1_")):
-        info.update(
-            {
-                f"p{i}_port": None,
-                f"p{i}_character": int(table[f"{side}character"][0].as_py()),
-                f"p{i}_type": None,
-                f"p{i}_placement": None,
-            }
-        )
-    return info
-
-
 def read_pair(path: str | Path, *, zero_index_csv: str | Path | None = None) -> ParsedReplay:
     """The replay of an extractor ``-p1`` file as our frame table (p0 = its "self", the lower
     port), frames from FIRST_PLAYABLE_FRAME on; BadReplay naming the file and the problem for a
@@ -263,4 +238,5 @@ def read_pair(path: str | Path, *, zero_index_csv: str | Path | None = None) -> 
     problem = first_impossible(table)
     if problem is not None:
         raise BadReplay(f"{path.name}: impossible value: {problem}")
-    return ParsedReplay(table=table, info=_info(table, stage, frames, unknown))
+    characters = (table["p0_character"][0].as_py(), table["p1_character"][0].as_py())
+    return ParsedReplay(table=table, info=external_facts(frames, stage, characters, unknown_actions=unknown))

@@ -24,7 +24,9 @@ Decoding (a game -> our columns):
   libmelee that built the shards (``cat_maps.py``: ``{e.value: i for i, e in enumerate(Enum)}``):
   :func:`enum_order` reads it from an installed libmelee or ``libmelee_enums.json``; then
   internal character and stage IDs to our external ones;
-- the controller: buttons and main stick from the raw targets (``btns``, ``main_x``/``main_y``),
+- the controller: buttons and main stick from the raw targets (``btns``, ``main_x``/``main_y``;
+  where a shard kept only ``main_cluster``, the centre of that cluster in
+  ``stick_clusters.json``, mapped to our stick classes),
   the shoulder from ``l_shldr``; the C-stick exists only as a direction class (9 clusters in
   current targets, 5 in legacy ones and in the states), mapped to the class of its cluster
   centre on our stick grid: lossy, as MIMIC stored it; the opponent's controller from the
@@ -132,6 +134,7 @@ class MimicMeta:
     mimic_norm: dict[str, dict[str, Any]]
     enums: dict[str, list[int]]
     zero_indexed: frozenset[tuple[int, int]] = frozenset()
+    stick_centers: np.ndarray | None = None  # stick_clusters.json: for shards without raw main_x/main_y
 
     @classmethod
     def load(cls, meta_dir: Path) -> MimicMeta:
@@ -146,7 +149,10 @@ class MimicMeta:
         csv_path = meta_dir / "actiondata.csv"
         csv_path = csv_path if csv_path.exists() else libmelee_actiondata()
         zero = zero_indexed_actions(csv_path) if csv_path is not None else frozenset()
-        return cls(norm, features, enum_order(meta_dir), zero)
+        clusters = meta_dir / "stick_clusters.json"
+        centers = (np.asarray(json.loads(clusters.read_text())["stick_centers"], np.float32)
+                   if clusters.exists() else None)
+        return cls(norm, features, enum_order(meta_dir), zero, centers)
 
     def action_frames(self, values: np.ndarray, internal: np.ndarray, action: np.ndarray) -> np.ndarray:
         """libmelee's action frames with its +1 on zero-indexed (character, action) pairs undone."""
@@ -313,7 +319,7 @@ def game_columns(meta: MimicMeta, shard: dict[str, Any], g: int, kind: str) -> d
         cols.update({prefix + k: v for k, v in _player(meta, st, side, numeric, rows).items()})
     c_dir = game_t["c_dir"][t].argmax(1)
     centers = CSTICK_CENTERS_9 if game_t["c_dir"].shape[1] == 9 else CSTICK_CENTERS_5
-    main = np.stack([game_t["main_x"][t], game_t["main_y"][t]], 1)
+    main = _main_stick(meta, game_t, t, g)
     shoulder = np.maximum(game_t["l_shldr"][t], game_t["r_shldr"][t])
     cols.update(
         {"p0_" + k: v for k, v in _controller(game_t["btns"][t], main, shoulder, centers[c_dir]).items()}
@@ -337,6 +343,15 @@ def game_columns(meta: MimicMeta, shard: dict[str, Any], g: int, kind: str) -> d
         }
     )
     return cols
+
+
+def _main_stick(meta: MimicMeta, targets: dict[str, np.ndarray], t: slice, g: int) -> np.ndarray:
+    """The main stick (x, y): the raw targets, else the centre of its ``main_cluster``."""
+    if "main_x" in targets:
+        return np.stack([targets["main_x"][t], targets["main_y"][t]], 1)
+    if "main_cluster" not in targets or meta.stick_centers is None:
+        raise BadReplay(f"game {g}: no main_x/main_y targets, and no main_cluster with stick_clusters.json")
+    return meta.stick_centers[np.clip(targets["main_cluster"][t], 0, len(meta.stick_centers) - 1)]
 
 
 def is_mirror(shard: dict[str, Any], g: int) -> bool:

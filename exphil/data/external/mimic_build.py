@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 
 from exphil.data.arrow_numpy import from_numpy
+from exphil.data.external.facts import external_facts
 from exphil.data.external.mimic import MimicMeta, game_columns, game_hash, is_mirror, layout
 from exphil.data.external.torch_zip import BadTorchFile, load_pt
 from exphil.data.ingest import COLUMNS_VERSION, TABLES_DIR, stored_facts, write_parsed
@@ -80,32 +81,6 @@ def mimic_table(cols: dict[str, np.ndarray]) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
-def _info(cols: dict[str, np.ndarray], shard: Path, g: int, kind: str) -> dict[str, Any]:
-    frames = cols["frame"]
-    last = int(frames.max())
-    return {
-        "slippi_version": "",
-        "stage": int(cols["stage"][0]),
-        "end_method": None,
-        "num_players": 2,
-        "online": None,
-        "match_mode": None,
-        "frames": len(frames),
-        "last_frame": last,
-        "duration_s": round((last + 1) / 60, 3),
-        "mimic_layout": kind,
-        "mimic_game": g,
-        "p0_port": None,
-        "p1_port": None,
-        "p0_type": None,
-        "p1_type": None,
-        "p0_placement": None,
-        "p1_placement": None,
-        "p0_character": int(cols["p0_character"][0]),
-        "p1_character": int(cols["p1_character"][0]),
-    }
-
-
 def _game_row(
     shard: dict[str, Any], g: int, kind: str, meta: MimicMeta, path: Path, out: Path, base: dict[str, Any]
 ) -> dict[str, Any]:
@@ -121,7 +96,9 @@ def _game_row(
             problem = first_impossible(table)
             if problem is not None:
                 raise BadReplay(f"impossible value: {problem}")
-            facts = write_parsed(ParsedReplay(table, _info(cols, path, g, kind)), out / rel, spec)
+            info = external_facts(cols["frame"], int(cols["stage"][0]), (cols["p0_character"][0],
+                                  cols["p1_character"][0]), mimic_layout=kind, mimic_game=g)
+            facts = write_parsed(ParsedReplay(table, info), out / rel, spec)
         row.update(facts["info"])
         row.update(
             hash=digest,

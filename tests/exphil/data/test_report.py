@@ -13,6 +13,7 @@ from exphil.data.parse import parse_replay
 from exphil.data.report import dataset_report, reason_category
 from exphil.data.report_page import write_report
 from exphil.data.spec import BUTTONS
+from tests.conftest import SMALL_DATASET_REPLAYS
 
 
 @pytest.fixture(scope="module")
@@ -35,15 +36,7 @@ def test_per_character_controllers_match_the_tables(report, replay_path):
     """Held rates and main-stick histograms of each character, recomputed from the parsed
     tables' named columns (physical buttons, sticks in [0, 1])."""
     held, frames, sticks = collections.defaultdict(lambda: np.zeros(8)), collections.Counter(), {}
-    names = (
-        "peppi_buttons_abxy.slp",
-        "peppi_joystick_udlr.slp",
-        "peppi_ics2.slp",
-        "peppi_v2.0.slp",
-        "slippijs_lCancel.slp",
-        "exphil_fox_multishine_closed.slp",
-        "peppi_duplicate_game_end.slp",
-    )
+    names = [n for n in SMALL_DATASET_REPLAYS if n != "peppi_corrupt.slp"]
     for name in names:
         parsed = parse_replay(replay_path(name))
         t = parsed.table

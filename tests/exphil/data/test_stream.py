@@ -65,3 +65,27 @@ def test_shards_read_disjoint_replays_covering_the_split(many):
     assert set().union(*seen) == {u.hash for u in whole.units}
     with pytest.raises(ValueError, match="shard_index"):
         WindowConfig(shard_index=3, shard_count=3)
+
+
+def test_an_unreadable_table_is_masked_out_not_fatal(many, tmp_path):
+    """A table truncated after the build: its windows come back masked (mask 0) with a warning
+    naming it; every other window is as before, and the stream goes on."""
+    import shutil
+
+    data = tmp_path / "copy"
+    shutil.copytree(many, data, symlinks=True)
+    cfg = dataclasses.replace(CFG, prefetch=0)
+    before = make_windows(data, cfg, split="all", epochs=1)
+    victim = before.units[0].table
+    victim.write_bytes(victim.read_bytes()[:100])
+    after = make_windows(data, cfg, split="all", epochs=1)
+    with pytest.warns(RuntimeWarning, match=victim.name):
+        got = list(after)
+    want = list(make_windows(many, cfg, split="all", epochs=1))
+    assert len(got) == len(want)
+    units, _ = after.sample_order(0)
+    bad = np.array([after.units[u].table == victim for u in units])
+    mask_got = np.concatenate([b.mask for b in got])[: len(units)]  # the last batch is padded
+    mask_want = np.concatenate([b.mask for b in want])[: len(units)]
+    assert bad.any() and not mask_got[bad].any()
+    np.testing.assert_array_equal(mask_got[~bad], mask_want[~bad])

@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from exphil.data.stages import STAGE_GEOMETRY
+from exphil.data.stages import GEOMETRY_FIELDS, STAGE_GEOMETRY
 from tests.exphil.data.external import libmelee_frames as lm
 
 _NANA_BOOL = ("facing", "invulnerable", "moonwalkwarning", "off_stage", "on_ground")
@@ -126,23 +126,7 @@ def frame_extractor_table(slp: Path, zero: set | None = None) -> pa.Table:
         "distance": np.hypot(first["pos_x"] - second["pos_x"], first["pos_y"] - second["pos_y"]),
         "stage": np.full(n, stage, np.int64),
     }
-    names = (
-        "blastzone_left",
-        "blastzone_right",
-        "blastzone_top",
-        "blastzone_bottom",
-        "stage_edge_left",
-        "stage_edge_right",
-        "left_platform_height",
-        "left_platform_left",
-        "left_platform_right",
-        "right_platform_height",
-        "right_platform_left",
-        "right_platform_right",
-        "top_platform_height",
-        "top_platform_left",
-        "top_platform_right",
-    )
+    names = [f"stage_{n}" if n.startswith("edge") else n for n in GEOMETRY_FIELDS]  # extract.py L108-124
     for name, value in zip(names, geo, strict=True):
         cols[name] = np.full(n, value)
     for name in ("randall_height", "randall_left", "randall_right"):

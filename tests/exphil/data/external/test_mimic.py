@@ -183,3 +183,23 @@ def test_bad_shards_reported_with_path_and_problem(shard, tmp_path):
     with pytest.raises(BadTorchFile, match=r"cut\.pt"):
         load_pt(folder / "cut.pt")
     json.loads((folder / "norm_stats.json").read_text())
+
+
+def test_stick_clusters_map_to_our_classes_without_raw_targets(shard, tmp_path):
+    """A shard that kept only ``main_cluster``: the main stick is its cluster centre's class."""
+    path, _ = shard
+    folder = tmp_path / "clusters_only"
+    folder.mkdir()
+    for meta in [*path.parent.glob("*.json"), path.parent / "actiondata.csv"]:
+        (folder / meta.name).write_bytes(meta.read_bytes())
+    data = torch.load(path, weights_only=True)
+    for k in ("main_x", "main_y"):
+        del data["targets"][k]
+    torch.save(data, folder / "train_shard_000.pt")
+    s = load_pt(folder / "train_shard_000.pt")
+    meta = MimicMeta.load(folder)
+    got = replay_features(mimic_table(game_columns(meta, s, 0, layout(s, path))), 0, EmbeddingSpec())
+    centers = json.loads((folder / "stick_clusters.json").read_text())["stick_centers"]
+    cluster = np.asarray(s["targets"]["main_cluster"][: got.frames])
+    expected = EmbeddingSpec().stick_to_class(np.asarray(centers)[cluster])
+    np.testing.assert_array_equal(got.sticks[: got.frames, :2], expected)
