@@ -100,6 +100,9 @@ class LiveAgent:
             if delay is not None and delay != trained_delay:
                 raise ValueError(f"delay={delay}, but {source} was trained with delay {trained_delay} "
                                  "(a policy plays with the delay it learned)")
+        if policy.embedding.numeric_dim != spec.numeric_dim:
+            raise ValueError(f"the policy takes {policy.embedding.numeric_dim} numeric inputs, the spec "
+                             f"gives {spec.numeric_dim}: pass the spec it was trained with (spec=)")
         if trained_delay < 1:
             raise ValueError("a policy trained with delay 0 cannot play live: it predicts frame t's "
                              "controller from the state after frame t, which already shows those inputs, "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -59,3 +61,25 @@ def test_play_dolphin_refuses_a_teacher_that_is_not_fox(tmp_path):
                                          opponent="teacher", opponent_character="MARTH", stage="NOWHERE"))
     assert problems == ["--opponent=teacher plays Fox's multishine: --opponent_character=FOX (given: MARTH)",
                         "--stage=NOWHERE: one of " + ", ".join(melee.Stage.__members__)]
+
+
+@pytest.mark.slow
+def test_a_trained_run_plays_a_replay_through_the_command_line(replay_path, tmp_path):
+    """train_exphil (smoke preset, delay 1) -> replay_agent's command line -> its JSON."""
+    env = {**os.environ, "JAX_PLATFORMS": "cpu", "PYTHONPATH": str(REPO)}
+    run = tmp_path / "run"
+    trained = subprocess.run(
+        [sys.executable, "-m", "experiments.train_exphil", "--preset=smoke", f"--run_dir={run}",
+         f"--replays={replay_path('exphil_fox_multishine_closed.slp')}", "--windows.delay=1",
+         "--windows.val_fraction=0", "--windows.filters.ports=0", "--noprogress"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+    assert trained.returncode == 0, trained.stderr[-3000:]
+    out = tmp_path / "agree.json"
+    played = subprocess.run(
+        [sys.executable, "-m", "experiments.replay_agent", f"--run_dir={run}", "--temperature=0",
+         f"--replay={replay_path('exphil_fox_multishine.slp')}", f"--json_out={out}"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+    assert played.returncode == 0, played.stderr[-3000:]
+    result = json.loads(out.read_text())
+    assert result["port"] == 1 and result["delay"] == 1 and result["frames"] == 1816
+    assert set(result["button_agreement"]) == {"a", "b", "x", "y", "z", "l", "r", "d_up"}

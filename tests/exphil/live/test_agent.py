@@ -139,6 +139,8 @@ def test_delay_zero_and_a_missing_delay_are_refused():
         LiveAgent(_policy(), port=1, delay=0)
     with pytest.raises(ValueError, match="needs delay="):
         LiveAgent(_policy(), port=1)
+    with pytest.raises(ValueError, match=r"takes 59 numeric inputs, the spec gives 78: pass the spec"):
+        LiveAgent(_policy(), port=1, delay=1, spec=FULL)
 
 
 def test_a_run_folder_plays_with_the_delay_it_was_trained_with(tmp_path, states):
