@@ -174,23 +174,23 @@ class EmbeddingSpec:
         """Number of button targets (8: A, B, X, Y, Z, L, R, D-pad up)."""
         return len(BUTTONS)
 
-    @property
+    @functools.cached_property
     def player_numeric_fields(self) -> tuple[str, ...]:
         """Stored per-player fields feeding the numeric input, in order."""
         return tuple(name for name, _ in _PLAYER_NUMERIC) + (("hitstun",) if self.hitstun else ())
 
-    @property
+    @functools.cached_property
     def global_numeric_fields(self) -> tuple[str, ...]:
         """Per-frame inputs of neither player (the stage geometry, when on), in order."""
         return GEOMETRY_FIELDS if self.stage_geometry else ()
 
-    @property
+    @functools.cached_property
     def controller_fields(self) -> tuple[str, ...]:
         """Previous-controller input names, in order (buttons, sticks, shoulder[, processed L, R])."""
         extra = ("trigger_l", "trigger_r") if self.r_trigger else ()
         return tuple(f"btn_{b}" for b in BUTTONS) + STICKS + ("shoulder", *extra)
 
-    @property
+    @functools.cached_property
     def numeric_fields(self) -> tuple[str, ...]:
         """Name of every numeric input column, in order."""
         per = self.player_numeric_fields
@@ -203,7 +203,7 @@ class EmbeddingSpec:
         """Continuous inputs per frame (both players' state and the previous controller)."""
         return len(self.numeric_fields)
 
-    @property
+    @functools.cached_property
     def categorical(self) -> tuple[tuple[str, int], ...]:
         """(name, vocabulary size) of each categorical input column, in order."""
         per = (("action", self.num_actions), ("character", self.num_characters),
