@@ -21,8 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from experiments.launcher import launch
-from experiments.train_exphil import quiet_orbax
+from experiments.launcher import launch, quiet_orbax
 from exphil.data.paths import default_replay_dir
 from exphil.models.config import COMPONENTS
 from exphil.train import TrainConfig, resolve_config, train

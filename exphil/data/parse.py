@@ -53,10 +53,13 @@ __all__ = [
     "EXTRA_FIELDS",
     "FIRST_PLAYABLE_FRAME",
     "NULLABLE_FIELDS",
+    "PHYSICAL_TRIGGERS_SINCE",
     "BadReplay",
     "ParsedReplay",
     "SkippedReplay",
+    "hitstun_left",
     "parse_replay",
+    "processed_trigger",
     "replay_info",
 ]
 
@@ -85,7 +88,8 @@ EXTRA_FIELDS = ("hitstun", "trigger_l", "trigger_r")
 
 _DEAD_ZONE_END = 43 / 140  # physical analog trigger values below this are processed as 0
 _HITSTUN_FLAG = 0x02  # bit of post-frame state flags 4: the character is in hitstun
-_PHYSICAL_TRIGGERS_SINCE = (1, 2, 0)  # older replays hold garbage (3.8e22) in those fields
+PHYSICAL_TRIGGERS_SINCE = (1, 2, 0)
+"""Slippi version from which the physical analog shoulders are real (older replays hold garbage)."""
 
 END_METHODS = {0: "unresolved", 1: "time", 2: "game", 3: "resolved", 7: "no_contest"}
 
@@ -226,21 +230,31 @@ def _extra_columns(port: Any, rows: _Rows, version: tuple[int, ...]) -> dict[str
     """The EXTRA_FIELDS columns of one player: hitstun frames left and the processed shoulders."""
     pre, post = port.leader.pre, port.leader.post
     flags = post.state_flags
-    hitstun = None if flags is None or post.misc_as is None else np.where(
-        (rows.take(values(flags[3])) & _HITSTUN_FLAG) != 0, np.maximum(rows.take(values(post.misc_as)), 0), 0)
-    cols = {"hitstun": pa.nulls(rows.n, pa.float32()) if hitstun is None
-            else from_numpy(hitstun.astype(np.float32))}
+    hitstun = None if flags is None or post.misc_as is None else hitstun_left(
+        rows.take(values(flags[3])), rows.take(values(post.misc_as)))
+    cols = {"hitstun": pa.nulls(rows.n, pa.float32()) if hitstun is None else from_numpy(hitstun)}
     physical = pre.triggers_physical
     for side, bit in (("l", 0x0040), ("r", 0x0020)):
         analog = None if physical is None else getattr(physical, side)
-        if analog is None or version < _PHYSICAL_TRIGGERS_SINCE:
+        if analog is None or version < PHYSICAL_TRIGGERS_SINCE:
             cols[f"trigger_{side}"] = pa.nulls(rows.n, pa.float32())
             continue
-        v = rows.take(values(analog))
         pressed = (rows.take(values(pre.buttons)) & bit) != 0
-        processed = np.where(pressed, 1.0, np.where(v >= _DEAD_ZONE_END - 1e-6, np.minimum(v, 1.0), 0.0))
-        cols[f"trigger_{side}"] = from_numpy(processed.astype(np.float32))
+        cols[f"trigger_{side}"] = from_numpy(processed_trigger(rows.take(values(analog)), pressed))
     return cols
+
+
+def hitstun_left(flags4: np.ndarray, misc_as: np.ndarray) -> np.ndarray:
+    """Hitstun frames left (float32): ``misc_as`` while the hitstun bit of state flags 4 is set,
+    else 0, never below 0."""
+    return np.where((flags4 & _HITSTUN_FLAG) != 0, np.maximum(misc_as, 0), 0).astype(np.float32)
+
+
+def processed_trigger(analog: np.ndarray, pressed: np.ndarray) -> np.ndarray:
+    """A shoulder as the game processes it (float32): 1 while its digital button is pressed, else
+    the physical analog value once it reaches the dead zone's end, else 0."""
+    return np.where(pressed, 1.0, np.where(analog >= _DEAD_ZONE_END - 1e-6, np.minimum(analog, 1.0),
+                                           0.0)).astype(np.float32)
 
 
 def _check_characters(port: Any, rows: _Rows, frames: np.ndarray, prefix: str, path: Path) -> None:

@@ -115,6 +115,9 @@ _PLAYER_NUMERIC: Final = (
 )
 """(stored per-player field, name of the EmbeddingSpec scale or None for 1) in input order."""
 
+_PLAYER_FIELDS: Final = tuple(name for name, _ in _PLAYER_NUMERIC)
+_SCALE_NAMES: Final = dict(_PLAYER_NUMERIC)
+
 NULL_DEFAULTS: Final = {
     "facing": 1.0,
     "on_ground": 1.0,
@@ -177,7 +180,7 @@ class EmbeddingSpec:
     @functools.cached_property
     def player_numeric_fields(self) -> tuple[str, ...]:
         """Stored per-player fields feeding the numeric input, in order."""
-        return tuple(name for name, _ in _PLAYER_NUMERIC) + (("hitstun",) if self.hitstun else ())
+        return _PLAYER_FIELDS + (("hitstun",) if self.hitstun else ())
 
     @functools.cached_property
     def global_numeric_fields(self) -> tuple[str, ...]:
@@ -198,7 +201,7 @@ class EmbeddingSpec:
                 + tuple(f"stage_{f}" for f in self.global_numeric_fields)
                 + tuple(f"prev_{f}" for f in self.controller_fields))
 
-    @property
+    @functools.cached_property
     def numeric_dim(self) -> int:
         """Continuous inputs per frame (both players' state and the previous controller)."""
         return len(self.numeric_fields)
@@ -213,7 +216,7 @@ class EmbeddingSpec:
 
     def scale(self, field: str) -> float:
         """Multiplier applied to stored per-player numeric ``field``."""
-        name = dict(_PLAYER_NUMERIC).get(field, "action_frame_scale" if field == "hitstun" else None)
+        name = _SCALE_NAMES.get(field, "action_frame_scale" if field == "hitstun" else None)
         return 1.0 if name is None else float(getattr(self, name))
 
     @functools.cached_property

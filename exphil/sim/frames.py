@@ -105,9 +105,10 @@ def _cast(name: str, values: np.ndarray) -> pa.Array:
 def frame_table(player: Mapping[str, np.ndarray], *, stage: int, pov: int, opponent: IdleOpponent,
                 first_frame: int = 0) -> pa.Table:
     """A parser-style table of one rollout: ``player`` (``player_columns`` as numpy, time on axis 0)
-    as player ``pov``, the idle opponent as the other, one row per frame from ``first_frame``."""
+    as player ``pov``, the idle opponent as the other; row i is frame ``first_frame + i`` counted
+    from the opponent's recorded row."""
     n = len(player["x"])
-    frames = np.arange(n)
+    frames = np.arange(n) + first_frame
     cols: dict[str, pa.Array] = {"frame": pa.array(np.arange(first_frame, first_frame + n, dtype=np.int32)),
                                  "stage": pa.array(np.full(n, stage, np.uint16))}
     me, other = PLAYER_PREFIXES[pov], PLAYER_PREFIXES[1 - pov]

@@ -24,11 +24,11 @@ __all__ = ["bookkeeping", "collide", "move", "walk_animation"]
 
 
 def _lookup(action: jax.Array, table: dict[int, float], default: float) -> jax.Array:
-    """``table[action]`` (``default`` for actions not in it), as a chain of selects (no big constant)."""
-    out = jnp.float32(default)
+    """``table[action]`` (``default`` for actions not in it): one gather from a 400-entry table."""
+    dense = np.full(400, default, np.float32)
     for key, value in table.items():
-        out = where(action == key, jnp.float32(value), out)
-    return out
+        dense[key] = value
+    return jnp.take(jnp.asarray(dense), jnp.clip(action, 0, 399), mode="clip")
 
 
 def _ecb_offset(action: jax.Array, age: jax.Array) -> jax.Array:

@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from exphil.sim import fox as F
 from exphil.sim import physics
@@ -60,58 +61,73 @@ def _is(a: jax.Array, *actions: int) -> jax.Array:
     return out
 
 
+def _table(entries: dict[int, float], default: float) -> jax.Array:
+    dense = np.full(400, default, np.float32)
+    for action, value in entries.items():
+        dense[action] = value
+    return jnp.asarray(dense)
+
+
+_LAST_AGE = {F.KNEE_BEND: F.KNEE_BEND_FRAMES - 1, F.JUMP_F: F.JUMP_LAST_AGE, F.JUMP_B: F.JUMP_LAST_AGE,
+             F.JUMP_AERIAL_F: F.JUMP_AERIAL_LAST_AGE, F.JUMP_AERIAL_B: F.JUMP_AERIAL_LAST_AGE,
+             F.SQUAT: F.SQUAT_LAST_AGE, F.SQUAT_RV: F.SQUAT_RV_FRAMES - 1, F.LANDING: F.LANDING_LAST_AGE,
+             F.BLASTER_START: F.BLASTER_START_LAST_AGE, F.BLASTER_LOOP: F.BLASTER_LOOP_LAST_AGE,
+             F.BLASTER_END: F.BLASTER_END_LAST_AGE, F.REBIRTH: F.REBIRTH_LAST_AGE,
+             F.SHINE_START: F.SHINE_START_LAST_AGE, F.AIR_SHINE_START: F.SHINE_START_LAST_AGE,
+             F.SHINE_END: F.SHINE_END_LAST_AGE, F.AIR_SHINE_END: F.SHINE_END_LAST_AGE}
+"""Last action frame of each animation that ends by itself (the others loop or wait for an event)."""
+_NEXT = {F.KNEE_BEND: F.JUMP_F, F.JUMP_F: F.FALL, F.JUMP_B: F.FALL, F.JUMP_AERIAL_F: F.FALL,
+         F.JUMP_AERIAL_B: F.FALL, F.SQUAT: F.SQUAT_WAIT, F.SQUAT_RV: F.WAIT, F.LANDING: F.WAIT,
+         F.BLASTER_START: F.BLASTER_LOOP, F.BLASTER_LOOP: F.BLASTER_END, F.BLASTER_END: F.WAIT,
+         F.REBIRTH: F.FALL, F.SHINE_START: F.SHINE_LOOP, F.AIR_SHINE_START: F.AIR_SHINE_LOOP,
+         F.SHINE_END: F.WAIT, F.AIR_SHINE_END: F.FALL}
+"""The state an ended animation goes on to (at action frame 0)."""
+_LOOP = {F.FALL: F.FALL_LOOP, F.WAIT: F.WAIT_LOOP}
+"""Animations whose action frame cycles (period)."""
+_LAST_AGE_T, _NEXT_T, _LOOP_T = _table(_LAST_AGE, np.inf), _table(_NEXT, 0), _table(_LOOP, 0)
+
+
 def _animate(s: SimState, inp: Inputs) -> tuple[SimState, jax.Array]:
-    """Animation callbacks: timers run, animations end into their successors. Returns the state
-    and whether a jump starts this frame (jumpsquat over)."""
+    """Animation callbacks: timers run, animations end into their successors (tables above), the
+    reflector's loop ends after its release lag, its turn after three frames. Returns the state and
+    whether a jump starts this frame (jumpsquat over)."""
     a, t = s.action, s.age
-    nxt = t + 1.0
+    ends = t >= jnp.take(_LAST_AGE_T, a, mode="clip")
+    period = jnp.take(_LOOP_T, a, mode="clip")
+    action = where(ends, jnp.take(_NEXT_T, a, mode="clip").astype(jnp.int32), a)
+    age = where(ends, 0.0, where(period > 0, jnp.mod(t + 1.0, jnp.maximum(period, 1.0)), t + 1.0))
+    jump_starts = ends & (a == F.KNEE_BEND)
+    action = where(jump_starts, _jump_direction(s, inp, F.JUMP_F), action)
+    action = where(ends & (a == F.BLASTER_LOOP) & s.blaster_again, F.BLASTER_LOOP, action)
+    # the reflector: release lag counted in loop and turn frames, turn over after its frames
     hit = (a == F.SHINE_START + 2) | (a == F.AIR_SHINE_START + 2)  # reflector hit states: not simulated
     shine = (a >= F.SHINE_START) & (a <= F.AIR_SHINE_TURN) & ~hit
     air = a >= F.AIR_SHINE_START
     base = where(air, a - F.AIR_OFFSET, a)  # grounded twin of a reflector state
     released = s.released | (shine & ~inp.b)
-    in_loop = _is(base, F.SHINE_LOOP, F.SHINE_TURN)
-    lag = where(in_loop, s.release_lag - 1, s.release_lag)
+    lag = where((base == F.SHINE_LOOP) | (base == F.SHINE_TURN), s.release_lag - 1, s.release_lag)
     turn_left = where(base == F.SHINE_TURN, s.turn_left - 1, s.turn_left)
     loop_ends = (base == F.SHINE_LOOP) & (lag <= 0) & released
     turn_ends = (base == F.SHINE_TURN) & (turn_left <= 0)
-    start_ends = (base == F.SHINE_START) & (t >= F.SHINE_START_LAST_AGE)
-    end_ends = (base == F.SHINE_END) & (t >= F.SHINE_END_LAST_AGE)
     offset = where(air, F.AIR_OFFSET, 0)
-
-    rules = [  # (condition, new action, new age); the first that holds wins
-        (start_ends | turn_ends, F.SHINE_LOOP + offset, 0.0),
-        (loop_ends, F.SHINE_END + offset, 0.0),
-        (end_ends, where(air, F.FALL, F.WAIT), 0.0),
-        ((a == F.KNEE_BEND) & (t >= F.KNEE_BEND_FRAMES - 1), _jump_direction(s, inp, F.JUMP_F), 0.0),
-        (_is(a, F.JUMP_F, F.JUMP_B) & (t >= F.JUMP_LAST_AGE), F.FALL, 0.0),
-        (_is(a, F.JUMP_AERIAL_F, F.JUMP_AERIAL_B) & (t >= F.JUMP_AERIAL_LAST_AGE), F.FALL, 0.0),
-        (a == F.FALL, F.FALL, jnp.mod(nxt, F.FALL_LOOP)),
-        (a == F.WAIT, F.WAIT, jnp.mod(nxt, F.WAIT_LOOP)),
-        ((a == F.SQUAT) & (t >= F.SQUAT_LAST_AGE), F.SQUAT_WAIT, 0.0),
-        ((a == F.SQUAT_RV) & (t >= F.SQUAT_RV_FRAMES - 1), F.WAIT, 0.0),
-        ((a == F.LANDING) & (t >= F.LANDING_LAST_AGE), F.WAIT, 0.0),
-        ((a == F.BLASTER_START) & (t >= F.BLASTER_START_LAST_AGE), F.BLASTER_LOOP, 0.0),
-        ((a == F.BLASTER_LOOP) & (t >= F.BLASTER_LOOP_LAST_AGE),
-         where(s.blaster_again, F.BLASTER_LOOP, F.BLASTER_END), 0.0),
-        ((a == F.BLASTER_END) & (t >= F.BLASTER_END_LAST_AGE), F.WAIT, 0.0),
-        ((a == F.DEAD_DOWN) & (s.state_frames >= F.DEAD_FRAMES - 1) & (s.stocks > 0), F.REBIRTH, 0.0),
-        (a == F.DEAD_DOWN, F.DEAD_DOWN, -1.0),
-        ((a == F.REBIRTH) & (t >= F.REBIRTH_LAST_AGE), F.FALL, 0.0),
-    ]
-    action, age = a, nxt
-    for cond, act, new_age in reversed(rules):
-        action = where(cond, act, action)
-        age = where(cond, new_age, age)
+    action = where(turn_ends, F.SHINE_LOOP + offset, where(loop_ends, F.SHINE_END + offset, action))
+    age = where(turn_ends | loop_ends, 0.0, age)
+    # dead: a frame count, then the rebirth platform (if stocks are left)
+    dead = a == F.DEAD_DOWN
+    reborn = dead & (s.state_frames >= F.DEAD_FRAMES - 1) & (s.stocks > 0)
+    action = where(reborn, F.REBIRTH, action)
+    age = where(dead, where(reborn, 0.0, -1.0), age)
     walking = (a >= F.WALK_SLOW) & (a <= F.WALK_FAST)
     walk_action, walk_age = physics.walk_animation(s)
     action = where(walking, walk_action, action)
     age = where(walking, walk_age, age)
-    s = s.replace(action=action, age=age, released=released,
-                  release_lag=where(start_ends, s.release_lag, lag), turn_left=turn_left,
-                  blaster_again=(s.blaster_again | (_is(a, F.BLASTER_START, F.BLASTER_LOOP) & inp.b_edge))
-                  & ~((a == F.BLASTER_LOOP) & (t >= F.BLASTER_LOOP_LAST_AGE)))
-    return s, (a == F.KNEE_BEND) & (t >= F.KNEE_BEND_FRAMES - 1)
+    start_ends = ends & ((a == F.SHINE_START) | (a == F.AIR_SHINE_START))
+    blaster_over = ends & (a == F.BLASTER_LOOP)
+    pressed = ((a == F.BLASTER_START) | (a == F.BLASTER_LOOP)) & inp.b_edge
+    s = s.replace(action=action, age=age, released=released, turn_left=turn_left,
+                  release_lag=where(start_ends, s.release_lag, lag),
+                  blaster_again=(s.blaster_again | pressed) & ~blaster_over)
+    return s, jump_starts
 
 
 def _jump_direction(s: SimState, inp: Inputs, forward: int) -> jax.Array:
@@ -179,13 +195,14 @@ def _interrupt(s: SimState, inp: Inputs, on_platform: jax.Array) -> tuple[SimSta
 
 def step(s: SimState, pad: Pad, stage: Stage) -> SimState:
     """The state after one frame in which the game read ``pad``."""
-    inp = read_inputs(s, pad)
-    animated, jump_starts = _animate(s, inp)
+    barrier = jax.lax.optimization_barrier  # keeps XLA from recomputing each phase in every output
+    inp = barrier(read_inputs(s, pad))
+    animated, jump_starts = barrier(_animate(s, inp))
     on_platform = s.on_ground & (s.y > stage.surfaces[0].y + 1.0)
-    acted, no_rule = _interrupt(animated, inp, on_platform)
+    acted, no_rule = barrier(_interrupt(animated, inp, on_platform))
     squatting = (s.action == F.KNEE_BEND) & ~jump_starts  # the hop height is set by the squat's frames
     jump_held = where(squatting, s.jump_held & inp.jump, acted.jump_held)
     acted = acted.replace(jump_held=jump_held)
-    moved = physics.move(acted, s, inp, jump_starts)
-    landed = physics.collide(moved, s, stage, inp.down)
+    moved = barrier(physics.move(acted, s, inp, jump_starts))
+    landed = barrier(physics.collide(moved, s, stage, inp.down))
     return physics.bookkeeping(landed, s, pad, inp, stage, no_rule)
