@@ -35,6 +35,8 @@ bench_dataset_scale builds; ``--replays`` may then be left out):
                                  prefetch thread) over it, in a fresh process
   stream_peak_rss_mb             that process's peak RSS
   stream_over_gru                stream throughput / the GRU 256 step's consumption
+  stream_over_gru_cpu            the same per CPU second of each (steadier on a shared machine:
+                                 the share of compute the stream needs beside the step)
 """
 
 from __future__ import annotations
@@ -187,8 +189,9 @@ def _window_rates(data: Path, cfg: BenchConfig) -> tuple[dict[str, float], Windo
     return out, wcfg
 
 
-def _gru_rate(data: Path, wcfg: WindowConfig, steps: int) -> float:
-    """Frames/s the default GRU training step consumes (compile excluded).
+def _gru_rate(data: Path, wcfg: WindowConfig, steps: int) -> tuple[float, float]:
+    """Frames per second and per CPU second (this process, every thread) the default GRU
+    training step consumes (compile excluded).
 
     JAX and the training code are imported here, not at the top: spawned ingest workers
     import this module, and must not pay for JAX.
@@ -210,19 +213,21 @@ def _gru_rate(data: Path, wcfg: WindowConfig, steps: int) -> float:
         for i in range(steps):
             state, metrics = trainer.train_step(state, batches[i % len(batches)])
         jax.block_until_ready(metrics)
-    return steps * wcfg.batch_size * wcfg.window / sw.elapsed.wall
+    frames = steps * wcfg.batch_size * wcfg.window
+    return frames / sw.elapsed.wall, frames / sw.elapsed.cpu
 
 
 def _stream_child(data: str, batches: int, out: Any) -> None:
-    """In a fresh process: lazy windows over ``data``; sends (frames/s, peak RSS MB)."""
+    """In a fresh process: lazy windows over ``data``; sends (frames/s, frames/CPU s, peak RSS MB)."""
     wcfg = WindowConfig()
     with make_windows(data, wcfg, split="all") as it:
         next(it)  # the index and the first group: start-up, not throughput
         with Stopwatch() as sw:
             for _ in range(batches):
                 next(it)
-    rate = batches * wcfg.batch_size * wcfg.window / sw.elapsed.wall
-    out.send((rate, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
+    frames = batches * wcfg.batch_size * wcfg.window
+    out.send((frames / sw.elapsed.wall, frames / sw.elapsed.cpu,
+              resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
 
 
 def _stream(cfg: BenchConfig) -> dict[str, Any]:
@@ -231,14 +236,15 @@ def _stream(cfg: BenchConfig) -> dict[str, Any]:
     receive, send = ctx.Pipe(duplex=False)
     child = ctx.Process(target=_stream_child, args=(cfg.stream_data, cfg.stream_batches, send))
     child.start()
-    rate, rss = receive.recv()
+    rate, cpu_rate, rss = receive.recv()
     child.join()
     rows = read_manifest(cfg.stream_data).to_pylist()
     out = {"stream_replays": sum(r["status"] == "ok" for r in rows), "stream_window_frames_per_s": rate,
-           "stream_peak_rss_mb": rss}
+           "stream_window_frames_per_cpu_s": cpu_rate, "stream_peak_rss_mb": rss}
     if cfg.gru_steps > 0:
-        out["stream_gru_step_frames_per_s"] = _gru_rate(Path(cfg.stream_data), WindowConfig(), cfg.gru_steps)
-        out["stream_over_gru"] = rate / out["stream_gru_step_frames_per_s"]
+        gru, gru_cpu = _gru_rate(Path(cfg.stream_data), WindowConfig(), cfg.gru_steps)
+        out.update(stream_gru_step_frames_per_s=gru, stream_gru_step_frames_per_cpu_s=gru_cpu,
+                   stream_over_gru=rate / gru, stream_over_gru_cpu=cpu_rate / gru_cpu)
     return out
 
 
@@ -269,7 +275,7 @@ def _replay_figures(cfg: BenchConfig) -> dict[str, Any]:
         windows, wcfg = _window_rates(data, cfg)
         results.update(windows)
         if cfg.gru_steps > 0:
-            results["gru_step_frames_per_s"] = _gru_rate(data, wcfg, cfg.gru_steps)
+            results["gru_step_frames_per_s"] = _gru_rate(data, wcfg, cfg.gru_steps)[0]
             results["lazy_over_gru"] = results["lazy_window_frames_per_s"] / results["gru_step_frames_per_s"]
     return results
 

@@ -182,7 +182,7 @@ class EmbeddingSpec:
         """Stored per-player fields feeding the numeric input, in order."""
         return _PLAYER_FIELDS + (("hitstun",) if self.hitstun else ())
 
-    @property
+    @functools.cached_property
     def global_numeric_fields(self) -> tuple[str, ...]:
         """Per-frame inputs of neither player (the stage geometry, when on), in order."""
         return GEOMETRY_FIELDS if self.stage_geometry else ()

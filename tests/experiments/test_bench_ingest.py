@@ -34,5 +34,5 @@ def test_bench_streams_a_built_dataset(small_dataset):
     result = main(BenchConfig(stream_data=str(small_dataset), stream_batches=3, gru_steps=2))
     assert result["stream_replays"] == 7
     for key in ("stream_window_frames_per_s", "stream_peak_rss_mb", "stream_gru_step_frames_per_s",
-                "stream_over_gru"):
+                "stream_over_gru", "stream_over_gru_cpu", "stream_window_frames_per_cpu_s"):
         assert math.isfinite(result[key]) and result[key] > 0, key

@@ -59,6 +59,7 @@ def test_ids_beyond_the_game_and_nulls():
     assert first_impossible(bad) == "p0_action = 400 at frame -38 (3 impossible values in 2 columns)"
 
 
+@pytest.mark.slow  # every replay parsed: a few seconds of CPU
 def test_every_real_replay_holds_possible_values_only(replay_dir):
     parsed = 0
     for path in sorted(replay_dir.glob("*.slp")):
@@ -70,6 +71,7 @@ def test_every_real_replay_holds_possible_values_only(replay_dir):
     assert parsed >= 20
 
 
+@pytest.mark.slow  # every replay parsed twice
 def test_processed_shoulders_reproduce_the_games_trigger(replay_dir):
     """The game's own processed trigger is Z's 0.35 while Z is held, else the larger processed
     shoulder: checked on every frame of every replay with real physical trigger values."""
