@@ -1,6 +1,12 @@
 """Traversal throughput: vmap-batched Deep CFR traversals against the same traversal one game at a time.
 
     python -m experiments.bench_deep_cfr --json_out=/tmp/bench_deep_cfr.json
+    python -m experiments.bench_deep_cfr --games=lostcities --lostcities_batch=512 --json_out=/tmp/lc.json
+
+Classic Lost Cities runs outcome sampling and the ``lostcities_classic`` preset's probe sampling
+(its probes per action and net widths): ``--lostcities_batch`` traversals at once (a probe
+traversal rolls ``probes x 16`` games out, so fewer than poker's) against ``--lostcities_single``
+one at a time.
 
 For each (game, sampling) the same jitted traversal function with the same networks runs once
 with ``batch`` traversals and ``single_games`` times with one traversal; states per second count
@@ -24,6 +30,8 @@ class BenchConfig:
     single_games: int = 64
     repeats: int = 3
     hidden: tuple[int, ...] = (64, 64)
+    lostcities_batch: int = 512  # classic Lost Cities: traversals per batched call
+    lostcities_single: int = 16  # ... and one-traversal calls
     seed: int = 0
 
 
@@ -31,8 +39,8 @@ def bench(game_name: str, sampling: str, cfg: BenchConfig) -> dict:
     import jax
     import numpy as np
 
-    from lostcities.deep_cfr.games import make_game
     from lostcities.deep_cfr.networks import NetSpec
+    from lostcities.deep_cfr.presets import PRESETS
     from lostcities.deep_cfr.traversal import (
         TraversalSpec,
         external_sampling,
@@ -40,14 +48,21 @@ def bench(game_name: str, sampling: str, cfg: BenchConfig) -> dict:
         outcome_sampling,
         probe_sampling,
     )
+    from lostcities.games import make_game
 
     game = make_game(game_name)
-    net = NetSpec(game.observation_size, game.num_actions, cfg.hidden)
+    hidden, probes, batch, singles = cfg.hidden, 1, cfg.batch, cfg.single_games
+    if game_name == "lostcities":
+        batch, singles = cfg.lostcities_batch, cfg.lostcities_single
+        if sampling == "probe":  # the preset's settings
+            preset = PRESETS["lostcities_classic"]
+            hidden, probes = preset["advantage.hidden"], preset["probes"]
+    net = NetSpec(game.observation_size, game.num_actions, hidden)
     params = (net.init(jax.random.key(1)), net.init(jax.random.key(2)))
     # Widths that bound one traversal's widest depth (a Leduc traversal can need 10 slots).
-    spec = TraversalSpec(game, net, width={"kuhn": 2, "leduc": 12}.get(game_name, 1))
+    spec = TraversalSpec(game, net, width={"kuhn": 2, "leduc": 12}.get(game_name, 1), probes=probes)
     key = jax.random.key(cfg.seed)
-    keys = jax.random.split(key, cfg.single_games)
+    keys = jax.random.split(key, singles)
     extra = {}
     if sampling in ("outcome", "probe"):
         fn = jax.jit(outcome_sampling if sampling == "outcome" else probe_sampling, static_argnums=(0, 5))
@@ -56,11 +71,11 @@ def bench(game_name: str, sampling: str, cfg: BenchConfig) -> dict:
             return fn(spec, params, k, 0, 1, n)[2]
     else:
         fn, seen = jax.jit(external_sampling, static_argnums=(0, 5, 6)), {}
-        for k, n in [(key, cfg.batch), *((k, 1) for k in keys)]:  # the pools training would fit
+        for k, n in [(key, batch), *((k, 1) for k in keys)]:  # the pools training would fit
             per_traversal = np.asarray(fn(spec, params, k, 0, 1, n, None)[2]["occupancy"]) / n
             seen[n] = np.maximum(seen.get(n, 0), per_traversal)
         pools = {n: fitted_pool(spec, n, seen[n]) for n in seen}
-        extra = {"pool_batched": pools[cfg.batch], "pool_single": pools[1]}
+        extra = {"pool_batched": pools[batch], "pool_single": pools[1]}
 
         def run(k, n):
             stats = fn(spec, params, k, 0, 1, n, pools[n])[2]
@@ -69,7 +84,7 @@ def bench(game_name: str, sampling: str, cfg: BenchConfig) -> dict:
             return stats
 
     def batched():
-        return jax.block_until_ready(run(key, cfg.batch)["nodes"])
+        return jax.block_until_ready(run(key, batch)["nodes"])
 
     def single():
         return sum(int(run(k, 1)["nodes"]) for k in keys)
@@ -77,16 +92,15 @@ def bench(game_name: str, sampling: str, cfg: BenchConfig) -> dict:
     nodes_b, nodes_s = int(batched()), single()  # also compiles both
     tb, ts = (min(t.wall for t in time_calls(fn, repeats=cfg.repeats)) for fn in (batched, single))
     rate_b, rate_s = nodes_b / tb, nodes_s / ts
-    return {"game": game_name, "sampling": sampling, "batch": cfg.batch, "states_per_s_batched": rate_b,
+    return {"game": game_name, "sampling": sampling, "batch": batch, "single_games": singles,
+            "hidden": list(hidden), "probes": probes, "states_per_s_batched": rate_b,
             "states_per_s_single": rate_s, "speedup": rate_b / rate_s, **extra}
 
 
 def main(cfg: BenchConfig) -> dict:
     rows = []
     for g in cfg.games:
-        # Probe sampling is left out on classic Lost Cities: a probe of each of up to 16 actions rolls
-        # a game of up to 400 decisions out to the end, minutes per 4,096-traversal call here.
-        for sampling in (("outcome", "external", "probe") if g != "lostcities" else ("outcome",)):
+        for sampling in (("outcome", "external", "probe") if g != "lostcities" else ("outcome", "probe")):
             row = bench(g, sampling, cfg)
             print(f"{g:10s} {sampling:8s} batched {row['states_per_s_batched']:12.0f} states/s   single "
                   f"{row['states_per_s_single']:10.0f} states/s   x{row['speedup']:.0f}")

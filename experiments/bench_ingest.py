@@ -26,8 +26,15 @@ Reports (frames are stored frames; window frames are batch rows x window length)
   inputs_bytes                   of which the stored inputs columns (compressed, from the footers)
   inputs_size_growth             inputs_bytes / the named columns' bytes (the growth they cost)
   eager/lazy_window_frames_per_s window batches (default WindowConfig) per second
-  gru_step_frames_per_s          the default GRU training step (exphil.train) on those batches
+  gru_step_frames_per_s          the default GRU training step (exphil.train: GRU 256) on those batches
   lazy_over_gru                  lazy window throughput / GRU step consumption
+With ``--stream_data=DATASET`` (a large built dataset, e.g. the 10,000 replays that
+bench_dataset_scale builds; ``--replays`` may then be left out):
+  stream_replays                 replays in that dataset
+  stream_window_frames_per_s     lazy windows (default WindowConfig: shuffled across replays,
+                                 prefetch thread) over it, in a fresh process
+  stream_peak_rss_mb             that process's peak RSS
+  stream_over_gru                stream throughput / the GRU 256 step's consumption
 """
 
 from __future__ import annotations
@@ -67,6 +74,8 @@ class BenchConfig:
     window_batches: int = 200  # batches timed per window mode
     gru_steps: int = 20  # timed GRU training steps (0 = skip the comparison)
     work_dir: str = ""  # scratch folder (default: a temporary folder)
+    stream_data: str = ""  # a built dataset to stream lazy windows over ("" = skip)
+    stream_batches: int = 400  # batches timed over stream_data
 
 
 def _warm_up(_: int) -> None:
@@ -193,7 +202,7 @@ def _gru_rate(data: Path, wcfg: WindowConfig, steps: int) -> float:
 
     cfg = resolve_config(TrainConfig(data=str(data), windows=wcfg, progress=False))
     trainer = Trainer(cfg)
-    with make_windows(data, dataclasses.replace(wcfg, mode="eager"), split="all") as it:
+    with make_windows(data, dataclasses.replace(wcfg, mode="lazy"), split="all") as it:
         batches = [shard_batch(batch_arrays(next(it)), trainer.mesh) for _ in range(4)]
     state, metrics = trainer.train_step(trainer.state, batches[0])  # compile
     jax.block_until_ready(metrics)
@@ -204,13 +213,54 @@ def _gru_rate(data: Path, wcfg: WindowConfig, steps: int) -> float:
     return steps * wcfg.batch_size * wcfg.window / sw.elapsed.wall
 
 
+def _stream_child(data: str, batches: int, out: Any) -> None:
+    """In a fresh process: lazy windows over ``data``; sends (frames/s, peak RSS MB)."""
+    wcfg = WindowConfig()
+    with make_windows(data, wcfg, split="all") as it:
+        next(it)  # the index and the first group: start-up, not throughput
+        with Stopwatch() as sw:
+            for _ in range(batches):
+                next(it)
+    rate = batches * wcfg.batch_size * wcfg.window / sw.elapsed.wall
+    out.send((rate, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
+
+
+def _stream(cfg: BenchConfig) -> dict[str, Any]:
+    """Lazy-window throughput and peak memory over a large dataset, and the GRU step beside it."""
+    ctx = multiprocessing.get_context("spawn")
+    receive, send = ctx.Pipe(duplex=False)
+    child = ctx.Process(target=_stream_child, args=(cfg.stream_data, cfg.stream_batches, send))
+    child.start()
+    rate, rss = receive.recv()
+    child.join()
+    rows = read_manifest(cfg.stream_data).to_pylist()
+    out = {"stream_replays": sum(r["status"] == "ok" for r in rows), "stream_window_frames_per_s": rate,
+           "stream_peak_rss_mb": rss}
+    if cfg.gru_steps > 0:
+        out["stream_gru_step_frames_per_s"] = _gru_rate(Path(cfg.stream_data), WindowConfig(), cfg.gru_steps)
+        out["stream_over_gru"] = rate / out["stream_gru_step_frames_per_s"]
+    return out
+
+
 def main(cfg: BenchConfig) -> dict:
-    if not cfg.replays:
-        raise SystemExit("--replays is required")
+    if not cfg.replays and not cfg.stream_data:
+        raise SystemExit("--replays (or --stream_data) is required")
+    results: dict[str, Any] = {"workers": cfg.workers, "repeats": cfg.repeats}
+    if cfg.replays:
+        results.update(_replay_figures(cfg))
+    if cfg.stream_data:
+        results.update(_stream(cfg))
+    for key, value in results.items():
+        print(f"{key:32s} {value:,.2f}" if isinstance(value, float) else f"{key:32s} {value}")
+    return results
+
+
+def _replay_figures(cfg: BenchConfig) -> dict[str, Any]:
+    """Every figure measured on ``cfg.replays`` (ingest, loading, disk size, windows, GRU)."""
     replays = Path(cfg.replays).resolve()
+    results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(dir=cfg.work_dir or None) as tmp:
         work = Path(tmp)
-        results: dict[str, Any] = {"workers": cfg.workers, "repeats": cfg.repeats}
         ingest, data = _ingest(replays, work, cfg.workers, cfg.repeats)
         results.update(ingest)
         results["frames"] = int(sum(r["frames"] or 0 for r in read_manifest(data).to_pylist()))
@@ -221,8 +271,6 @@ def main(cfg: BenchConfig) -> dict:
         if cfg.gru_steps > 0:
             results["gru_step_frames_per_s"] = _gru_rate(data, wcfg, cfg.gru_steps)
             results["lazy_over_gru"] = results["lazy_window_frames_per_s"] / results["gru_step_frames_per_s"]
-    for key, value in results.items():
-        print(f"{key:32s} {value:,.2f}" if isinstance(value, float) else f"{key:32s} {value}")
     return results
 
 

@@ -49,8 +49,8 @@ import optax
 from flax import nnx
 
 from experiments.env_report import environment
-from experiments.launcher import launch
-from experiments.train_exphil import PRESETS, expand_aliases, quiet_orbax
+from experiments.launcher import launch, quiet_orbax
+from experiments.train_exphil import PRESETS, expand_aliases
 from exphil.data.build import read_manifest
 from exphil.data.paths import default_replay_dir
 from exphil.data.spec import EmbeddingSpec

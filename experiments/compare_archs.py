@@ -2,10 +2,15 @@
 
     python -m experiments.compare_archs --train.replays=DIR --train.steps=500 --out_dir=runs/cmp
     python -m experiments.compare_archs --preset=smoke --archs=mlp,gru
+    python -m experiments.compare_archs --archs=gru \
+        --input_sets=none,stage_geometry,hitstun,r_trigger,stage_geometry+hitstun+r_trigger
 
 Each architecture trains in ``OUT_DIR/<arch>`` from the same dataset, seed and step budget;
 the table (validation loss in total and per head, button F1, collapsed buttons, parameters,
-training frames/s) is written to ``OUT_DIR/compare.md`` and ``OUT_DIR/compare.json``.
+training frames/s) is written to ``OUT_DIR/compare.md`` and ``OUT_DIR/compare.json``. With
+``--input_sets`` each architecture also trains once per set of optional inputs
+(exphil.train.InputsConfig; ``none`` = the default inputs, ``a+b`` = a and b), in
+``OUT_DIR/<arch>+<set>``, to show whether they help.
 """
 
 from __future__ import annotations
@@ -16,11 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
-from experiments.launcher import launch
-from experiments.train_exphil import quiet_orbax
+from experiments.launcher import launch, quiet_orbax
 from exphil.data.paths import default_replay_dir
 from exphil.models.config import COMPONENTS
 from exphil.train import TrainConfig, resolve_config, train
+from exphil.train.config import InputsConfig
 from runkit import read_metrics
 
 ARCHS = ("mlp", "gru", "lstm", "mamba", "mingru", "attention", "jamba")
@@ -33,6 +38,7 @@ class CompareConfig:
     train: TrainConfig = dataclasses.field(default_factory=lambda: TrainConfig(
         replays=str(default_replay_dir()), steps=300, eval_every=300, checkpoint_every=300, eval_batches=0))
     archs: tuple[str, ...] = ARCHS
+    input_sets: tuple[str, ...] = ("none",)
     out_dir: str = "runs/compare_archs"
 
 
@@ -58,16 +64,27 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def inputs_config(name: str) -> InputsConfig:
+    """``"none"`` -> the default inputs; ``"stage_geometry+hitstun"`` -> those turned on."""
+    names = [] if name in ("", "none") else name.split("+")
+    unknown = set(names) - {f.name for f in dataclasses.fields(InputsConfig)}
+    if unknown:
+        raise ValueError(f"unknown optional inputs {sorted(unknown)} in input set {name!r}")
+    return InputsConfig(**dict.fromkeys(names, True))
+
+
 def compare(cfg: CompareConfig) -> dict:
-    """Train every architecture and write the tables; returns the JSON content."""
+    """Train every architecture (with every input set) and write the tables; returns the JSON content."""
     out = Path(cfg.out_dir)
     base = resolve_config(dataclasses.replace(cfg.train, run_dir=str(out / "runs")))
     rows = []
     for arch in cfg.archs:
-        run_dir = out / arch
-        run_cfg = dataclasses.replace(base, run_dir=str(run_dir),
-                                      policy=dataclasses.replace(base.policy, arch=arch))
-        rows.append(_row(arch, train(run_cfg), run_dir))
+        for inputs in cfg.input_sets:
+            label = arch if cfg.input_sets == ("none",) else f"{arch}+{inputs}"
+            run_dir = out / label
+            run_cfg = dataclasses.replace(base, run_dir=str(run_dir), inputs=inputs_config(inputs),
+                                          policy=dataclasses.replace(base.policy, arch=arch))
+            rows.append(_row(label, train(run_cfg), run_dir))
     result = {"data": base.data, "steps": base.steps, "seed": base.seed, "rows": rows}
     (out / "compare.md").write_text(markdown(rows))
     (out / "compare.json").write_text(json.dumps(result, indent=2) + "\n")

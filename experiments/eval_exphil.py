@@ -14,8 +14,7 @@ import dataclasses
 from pathlib import Path
 from typing import Literal
 
-from experiments.launcher import launch
-from experiments.train_exphil import quiet_orbax
+from experiments.launcher import launch, quiet_orbax
 from exphil.train import load_trained
 from exphil.train.data_source import ensure_dataset
 

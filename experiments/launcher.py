@@ -24,12 +24,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from absl import app, flags
+from absl import app, flags, logging
 
 from runkit import config_tree
 from runkit.files import write_atomic
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 ALLOCATORS = ("platform", "bfc", "cuda_async")
 _RESERVED = ("preset", "allocator", "mem_fraction", "preallocate", "json_out")
@@ -114,6 +115,41 @@ def allocator_env(flag_values: flags.FlagValues = flags.FLAGS) -> dict[str, str]
 def write_json(path: str | Path, obj: Any) -> None:
     """Write ``obj`` as JSON atomically (temp file then rename), creating parent folders."""
     write_atomic(path, json.dumps(config_tree.to_jsonable(obj), indent=2) + "\n")
+
+
+def quiet_orbax(flag_values: flags.FlagValues = flags.FLAGS) -> None:
+    """Hide orbax's INFO lines (its options at start, a line per save) unless ``--verbosity`` was given."""
+    if "verbosity" not in flag_values or not flag_values["verbosity"].present:
+        logging.set_verbosity(logging.WARNING)
+
+
+def resume_overrides(cfg: Any, flag_values: flags.FlagValues = flags.FLAGS) -> dict[str, Any]:
+    """``{dotted name: value}`` of every config flag given on the command line besides ``--resume``.
+
+    Which of them a resume may change is decided by the library (``runkit.RunDir.resume`` raises
+    :class:`runkit.ResumeError` naming the others). ``--preset`` is a launcher flag, not a config
+    field, so it is refused here: a preset would rewrite the saved config.
+    """
+    if "preset" in flag_values and flag_values["preset"].present:
+        raise app.UsageError(f"--preset cannot be given with --resume={cfg.resume}: the run folder's "
+                             "config.json fixes the run")
+    values = config_tree.flatten(cfg)
+    return {name: values[name] for name in values
+            if name != "resume" and name in flag_values and flag_values[name].present}
+
+
+def train_resumable(train: Callable[..., R], cfg: Any, flag_values: flags.FlagValues = flags.FLAGS) -> R:
+    """``train(cfg, resume_overrides=...)`` as a training launcher runs it: orbax's INFO lines hidden,
+    and with ``cfg.resume`` every other config flag passed on, a flag the run cannot change (or
+    ``--preset``) being a usage error that names it, raised before any training."""
+    from runkit import ResumeError
+
+    quiet_orbax(flag_values)
+    overrides = resume_overrides(cfg, flag_values) if cfg.resume else None
+    try:
+        return train(cfg, resume_overrides=overrides)
+    except ResumeError as err:
+        raise app.UsageError(str(err)) from err
 
 
 def launch(main: Callable[[T], Mapping[str, Any] | None], default: T, *,

@@ -15,35 +15,31 @@ the league of the last ``--league_size`` snapshots); on ``--variant=micro`` also
 ``exploitability`` from the tabular oracle.
 
 Unset per-game fields (``--iterations``, ``--traversals``, net sizes, ...) come from the game's
-row of ``lostcities.deep_cfr.config.GAME_DEFAULTS``; a preset or an explicit flag overrides them.
+preset in ``lostcities.deep_cfr.presets``; a named preset or an explicit flag overrides them.
+With ``--resume`` only the fields in ``lostcities.deep_cfr.config.RESUMABLE`` may be given
+(``--iterations`` to extend a run); any other flag, or ``--preset``, is an error naming it.
+
+Lost Cities traversals and evaluation games are split over every local device, and over several
+processes when ``JAX_COORDINATOR_ADDRESS``, ``JAX_NUM_PROCESSES`` and ``JAX_PROCESS_ID`` are set
+(every process runs the same command; see docs/lost-cities.md).
 """
 
 from __future__ import annotations
 
 from lostcities.deep_cfr.config import DeepCFRConfig
-
-PRESETS = {
-    # The README's main job: Leduc poker in about two minutes on a laptop CPU, no data needed.
-    "readme": {"game": "leduc", "iterations": 40, "traversals": 1500, "eval.every": 10},
-    # Seconds-long smoke run (tests, notebooks).
-    "smoke": {"game": "kuhn", "iterations": 4, "traversals": 200, "advantage.steps": 20,
-              "strategy.steps": 50, "eval.every": 2, "checkpoint_every": 2},
-    # Lost Cities on the smallest registered variant with probe sampling, minutes on a CPU.
-    "lostcities_small": {"game": "lostcities", "variant": "small", "sampling": "probe", "iterations": 30,
-                         "traversals": 4096, "chunk": 4096, "eval.every": 10, "eval.games": 400,
-                         "advantage.hidden": (128, 128), "advantage.steps": 400,
-                         "strategy.hidden": (128, 128), "strategy.steps": 2000},
-    # The tabular oracle's micro variant: the agent's exact exploitability every eval.every iterations.
-    "lostcities_micro": {"game": "lostcities", "variant": "micro", "iterations": 20, "traversals": 512,
-                         "chunk": 512, "eval.every": 5, "eval.games": 400, "advantage.hidden": (64, 64),
-                         "strategy.hidden": (64, 64)},
-}
+from lostcities.deep_cfr.presets import PRESETS
 
 
 def main(cfg: DeepCFRConfig) -> dict:
+    from experiments.launcher import train_resumable
     from lostcities.deep_cfr.run import train
+    from runkit.distributed import init_distributed
 
-    result = train(cfg)
+    def start(cfg: DeepCFRConfig, **kwargs) -> dict:  # joins a multi-host run once the flags are checked
+        init_distributed()
+        return train(cfg, **kwargs)
+
+    result = train_resumable(start, cfg)
     result.pop("state")
     print({k: v for k, v in result.items()})
     return result

@@ -10,7 +10,7 @@
 With ``--resume`` only the flags in ``exphil.train.config.RESUMABLE`` may be given (the run's
 length and its logging, evaluation and checkpoint cadence); they are written to the run's
 config.json. Any other config flag (refused by ``runkit.RunDir.resume``), or ``--preset``, is
-an error naming it.
+an error naming it (``experiments.launcher.train_resumable``, shared with ``train_deep_cfr``).
 
 ``--arch`` is short for ``--policy.arch``. Every config field is a flag (``--helpfull``
 lists them: ``--policy.hidden``, ``--windows.delay``, ``--optim.lr``, ``--loss.focal_gamma``...).
@@ -21,8 +21,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
-
-from absl import app, flags, logging
 
 from exphil.data.paths import default_replay_dir
 
@@ -64,40 +62,16 @@ def expand_aliases(argv: Sequence[str], aliases: dict[str, str] = FLAG_ALIASES) 
     return out
 
 
-def quiet_orbax() -> None:
-    """Hide orbax's per-save INFO lines unless ``--verbosity`` was given."""
-    if not flags.FLAGS["verbosity"].present:
-        logging.set_verbosity(logging.WARNING)
-
-
-def resume_overrides(cfg: TrainConfig, flag_values: flags.FlagValues = flags.FLAGS) -> dict:
-    """``{dotted name: value}`` of every config flag given on the command line besides ``--resume``.
-
-    Which of them a resume may change is decided in one place, ``runkit.RunDir.resume`` (it
-    raises :class:`runkit.ResumeError` naming the others). ``--preset`` is a launcher flag, not
-    a config field, so it is refused here: a preset would rewrite the saved config.
-    """
-    from runkit import config_tree
-
-    if flag_values["preset"].present:
-        raise app.UsageError(f"--preset cannot be given with --resume={cfg.resume}: the run folder's "
-                             "config.json fixes the run")
-    values = config_tree.flatten(cfg)
-    return {name: values[name] for name in values if name != "resume" and flag_values[name].present}
-
-
 def main(cfg: TrainConfig) -> dict:
+    from experiments.launcher import train_resumable
     from exphil.train import train
     from exphil.train.parallel import init_distributed
-    from runkit import ResumeError
 
-    quiet_orbax()
-    overrides = resume_overrides(cfg) if cfg.resume else None
-    init_distributed()
-    try:
-        return train(cfg, resume_overrides=overrides)
-    except ResumeError as err:  # raised before any training: a usage error, not a crash
-        raise app.UsageError(str(err)) from err
+    def start(cfg: TrainConfig, **kwargs) -> dict:  # joins a multi-host run once the flags are checked
+        init_distributed()
+        return train(cfg, **kwargs)
+
+    return train_resumable(start, cfg)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,9 @@ Bots read only the observation (see ``lostcities.engine.observation``), so they 
   wagers below a very strong holding; it rarely touches the discard piles.
 - ``greedy``: short-sighted: plays whatever adds to a started expedition, opens on a modest
   hand, wagers eagerly, discards its lowest card and grabs any playable discard.
+- ``threshold``: the rule-based ``HeuristicBot(max_gap=2, start_threshold=18)`` of
+  gnabcel/lost-cities-ai, written here from its published rules (see :func:`threshold_policy`), so
+  that a score against it can be set beside that project's +30.3 points a round.
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ import numpy as np
 from lostcities.api import Policy, sample_legal
 from lostcities.variants import Variant
 
-__all__ = ["BOTS", "PlannerParams", "greedy_policy", "make_bot", "planner_policy", "random_policy"]
+__all__ = ["BOTS", "PlannerParams", "ThresholdParams", "greedy_policy", "make_bot", "planner_policy",
+           "random_policy", "threshold_policy"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -151,6 +155,63 @@ def greedy_policy(obs: jax.Array, mask: jax.Array, key: jax.Array, *, variant: V
     return _pick(util, mask, key)
 
 
+@dataclasses.dataclass(frozen=True)
+class ThresholdParams:
+    """Knobs of the ``threshold`` bot in classic units (points and deck cards; other variants scale
+    points by their expedition cost / 20 and deck cards by their draw pile after the deal / 44)."""
+
+    max_gap: int = 2  # extend an expedition when the card is at most this many ranks above its top
+    start_threshold: float = 18.0  # points of a colour in hand needed to open it
+    late_deck: float = 20.0  # below this many deck cards the threshold drops by `late_drop`
+    late_drop: float = 6.0
+    wager_extra: float = 6.0  # open with a wager at threshold + this, with more than `late_deck` left
+    draw_gap: int = 1  # draw a pile's top card only if it extends an expedition within this gap
+
+
+def threshold_policy(obs: jax.Array, mask: jax.Array, key: jax.Array, *, variant: Variant,
+                     params: ThresholdParams = ThresholdParams()) -> jax.Array:
+    """Fixed priorities: (1) on a started expedition play the lowest card of the colour in hand
+    whose gap to the top card is at most ``max_gap`` (gap in ranks; the smallest gap first; a
+    wagers-only expedition's top counts as rank 0); (2) open the colour with the most points in
+    hand once they reach the threshold (lowered late in the game), with a wager at threshold +
+    ``wager_extra`` early in the game, else with its lowest card; (3) discard the card of lowest
+    value to me plus value to the opponent (its number where the owner can still play it, 5 for a
+    wager). Draw: a discard pile's top card when it extends an expedition of mine within
+    ``draw_gap``, else the deck."""
+    f = _features(obs, variant)
+    me, opp = f["me"], f["opp"]
+    rank, value, wager, hand = f["rank"], f["value"], f["wager"], f["hand"]
+    points_unit = variant.expedition_cost / 20.0
+    deck_unit = variant.deck_after_deal / 44.0
+    late = f["deck"] < params.late_deck * deck_unit
+    threshold = (params.start_threshold - late * params.late_drop) * points_unit
+    started = me["count"] > 0
+    gap = rank - me["top"][:, None]
+    # (1) extend: the lowest number card within max_gap; the colour with the smallest gap first.
+    extend = hand & started[:, None] & ~wager & me["playable"] & (gap <= params.max_gap)
+    extend_util = 300.0 - 10.0 * gap - 0.01 * rank
+    # (2) open the colour with the most points in hand, once over the threshold.
+    points = jnp.sum(hand * value, axis=1)
+    can_open = ~started & (points >= threshold)
+    early = f["deck"] > params.late_deck * deck_unit
+    with_wager = (points >= threshold + params.wager_extra * points_unit) & early
+    has_wager = jnp.any(hand & wager, axis=1)
+    lowest = jnp.min(jnp.where(hand & ~wager, rank, 99.0), axis=1)
+    opener = jnp.where((with_wager & has_wager)[:, None], wager, ~wager & (rank == lowest[:, None]))
+    open_util = 200.0 + points[:, None] + jnp.zeros_like(value)
+    play = jnp.where(extend, extend_util, jnp.where(can_open[:, None] & opener & hand, open_util, -1e3))
+    # (3) discard the card worth least to both players.
+    worth = jnp.where(wager, 5.0, value)
+    to_me = jnp.where(me["playable"], worth, 0.0)
+    to_opp = jnp.where(opp["playable"] & (opp["count"] > 0)[:, None], worth, 0.0)
+    discard = 100.0 - to_me - to_opp - 0.01 * rank
+    # Draw: a pile top that extends a started expedition of mine within draw_gap, else the deck.
+    fits = started[:, None] & ~wager & me["playable"] & (gap <= params.draw_gap)
+    pile = _pile_tops(f, jnp.where(fits, 10.0, 0.0))
+    util = jnp.concatenate([play.ravel(), discard.ravel(), jnp.full(1, 5.0), pile])
+    return _pick(util, mask, key)
+
+
 def random_policy(obs: jax.Array, mask: jax.Array, key: jax.Array) -> jax.Array:
     """Uniform over the legal actions."""
     del obs
@@ -165,6 +226,7 @@ BOTS: dict[str, Callable[[Variant], Policy]] = {
         params=PlannerParams(count_unseen=False, open_margin=8.0, wager_margin=18.0, skip_weight=1.0,
                              give_weight=1.0, pile_threshold=8.0)),
     "greedy": lambda variant: functools.partial(greedy_policy, variant=variant),
+    "threshold": lambda variant: functools.partial(threshold_policy, variant=variant),
 }
 
 

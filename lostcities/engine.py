@@ -329,6 +329,12 @@ class LostCities:
     def init(self, key: jax.Array) -> State:
         return init(key, self.variant)
 
+    def symmetries(self) -> tuple[np.ndarray, np.ndarray]:
+        """The colour renamings as gather indices of observations and actions (``lostcities.symmetry``)."""
+        from lostcities.symmetry import colour_permutations
+
+        return colour_permutations(self.variant)
+
     def step(self, state: State, action: jax.Array, key: jax.Array) -> State:
         return step(state, action, key, self.variant)
 

@@ -1,17 +1,14 @@
 """Batched head-to-head evaluation of two Lost Cities players, with mirrored deals and intervals.
 
 Every deal is played twice with the seats swapped (each player gets each hand once); the starting
-seat alternates from deal to deal. A player is a bot name (``lostcities.bots.BOTS``) or a run
-folder: for a folder, ``resolve_player`` imports ``lostcities.deep_cfr.player`` and calls its
-``load_player(run_dir, variant) -> Policy`` (the hook a learned agent plugs into).
+seat alternates from deal to deal. Players are ``lostcities.api.Policy`` callables; names and run
+folders are turned into them by ``lostcities.players.resolve_player``.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
 import math
-from pathlib import Path
 from typing import Any
 
 import jax
@@ -20,38 +17,21 @@ import numpy as np
 
 from lostcities import engine
 from lostcities.api import Policy
-from lostcities.bots import BOTS, make_bot
+from lostcities.sharding import shard_games, whole
 from lostcities.variants import Variant
 
-__all__ = ["PLAYER_LOADER_MODULE", "evaluate", "mirrored_schedule", "mirrored_summary", "play_games",
-           "resolve_player", "seat_scores", "wilson_interval"]
-
-PLAYER_LOADER_MODULE = "lostcities.deep_cfr.player"
-
-
-def resolve_player(spec: str, variant: Variant) -> Policy:
-    """A bot by name, or the policy stored in run folder ``spec`` (via ``PLAYER_LOADER_MODULE``)."""
-    if spec in BOTS:
-        return make_bot(spec, variant)
-    path = Path(spec)
-    if not path.is_dir():
-        raise ValueError(f"player {spec!r} is neither a bot ({', '.join(sorted(BOTS))}) nor a run folder")
-    try:
-        module = importlib.import_module(PLAYER_LOADER_MODULE)
-    except ModuleNotFoundError as err:
-        raise ValueError(f"{spec}: run folders need {PLAYER_LOADER_MODULE}.load_player, "
-                         f"which is not available ({err})") from err
-    if not hasattr(module, "load_player"):
-        raise ValueError(f"{spec}: {PLAYER_LOADER_MODULE} has no load_player(run_dir, variant)")
-    return module.load_player(path, variant)
-
+__all__ = ["evaluate", "mirrored_schedule", "mirrored_summary", "play_diagnostics", "play_games",
+           "seat_scores", "wilson_interval"]
 
 @functools.partial(jax.jit, static_argnums=(0, 1, 2))
 def play_games(variant: Variant, policy_a: Policy, policy_b: Policy, keys: jax.Array, a_seat: jax.Array,
                first_player: jax.Array) -> dict[str, jax.Array]:
     """Play ``B`` games at once: ``keys[B]`` deal, A sits in ``a_seat[B]``, ``first_player[B]`` starts.
 
-    Returns ``scores int32[B, 2]`` (by seat), ``capped bool[B]`` and ``turns int32[B]``.
+    Returns, by seat: ``scores int32[B, 2]``, ``expeditions int32[B, 2, C]`` (score per colour),
+    ``opened bool[B, 2, C]``, ``wagers int32[B, 2]`` (wager cards played), ``pile_draws int32[B, 2]``
+    and ``stalled int32[B, 2]`` (cards drawn from a discard pile that never reached the drawer's
+    expedition); and ``capped bool[B]``, ``turns int32[B]``.
     """
 
     def one(key, seat, first):
@@ -59,19 +39,45 @@ def play_games(variant: Variant, policy_a: Policy, policy_b: Policy, keys: jax.A
         state = engine.init(deal_key, variant, first)
 
         def body(carry):
-            state, key = carry
+            state, key, taken, draws = carry
             key, ka, kb = jax.random.split(key, 3)
             player = engine.current_player(state)
             obs = engine.observation(state, player, variant)
             mask = engine.legal_action_mask(state, variant)
             action = jnp.where(player == seat, policy_a(obs, mask, ka), policy_b(obs, mask, kb))
-            return engine.step(state, action, None, variant), key
+            new = engine.step(state, action, None, variant)
+            drawn = new.public & ~state.public  # the card just taken from a discard pile, if any
+            mine = jnp.arange(2)[:, None] == player
+            return new, key, taken | (mine & drawn), draws + (mine[:, 0] & drawn.any())
 
-        state, _ = jax.lax.while_loop(lambda c: ~c[0].done, body, (state, play_key))
-        return {"scores": engine.scores(state, variant), "capped": state.capped,
+        init = (state, play_key, jnp.zeros((2, variant.num_cards), bool), jnp.zeros(2, jnp.int32))
+        state, _, taken, draws = jax.lax.while_loop(lambda c: ~c[0].done, body, init)
+        shape = (variant.num_colours, variant.cards_per_colour)
+        played = jnp.stack([state.loc == engine.EXPEDITION[p] for p in range(2)])
+        wager = np.arange(variant.num_cards) % variant.cards_per_colour < variant.num_wagers
+        return {"scores": engine.scores(state, variant),
+                "expeditions": engine.expedition_scores(state, variant),
+                "opened": played.reshape(2, *shape).any(-1), "wagers": (played & wager).sum(-1),
+                "pile_draws": draws, "stalled": (taken & ~played).sum(-1), "capped": state.capped,
                 "turns": state.turn.astype(jnp.int32)}
 
-    return jax.vmap(one)(keys, a_seat, first_player)
+    return whole(jax.vmap(one)(*shard_games((keys, a_seat, first_player))))
+
+
+def play_diagnostics(out: dict[str, Any], seat: Any) -> dict[str, Any]:
+    """Habits of the player in ``seat[B]`` over games played by :func:`play_games`: expeditions opened
+    per game, the share of them ending negative, wagers, discard-pile draws and the drawn cards never
+    played (stalling) per game, and the mean score of an opened expedition by colour."""
+    idx, seat = np.arange(len(seat)), np.asarray(seat)
+    opened = np.asarray(out["opened"])[idx, seat]  # [B, C]
+    score = np.asarray(out["expeditions"])[idx, seat]
+    count = opened.sum(0)
+    return {"expeditions_opened": float(opened.sum(1).mean()),
+            "negative_share": float((opened & (score < 0)).sum() / max(opened.sum(), 1)),
+            "wagers_per_game": float(np.asarray(out["wagers"])[idx, seat].mean()),
+            "pile_draws_per_game": float(np.asarray(out["pile_draws"])[idx, seat].mean()),
+            "stalled_draws_per_game": float(np.asarray(out["stalled"])[idx, seat].mean()),
+            "score_per_expedition": [float(v) for v in (score * opened).sum(0) / np.maximum(count, 1)]}
 
 
 def wilson_interval(successes: float, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -155,4 +161,6 @@ def evaluate(policy_a: Policy, policy_b: Policy, variant: Variant, *, games: int
         "score_b": _distribution(score_b.astype(np.float64)),
         "capped_rate": float(out["capped"].mean()),
         "mean_turns": float(out["turns"].mean()),
+        "diagnostics_a": play_diagnostics(out, a_seat),
+        "diagnostics_b": play_diagnostics(out, 1 - np.asarray(a_seat)),
     }

@@ -1,6 +1,10 @@
-"""Play Lost Cities against a bot in the terminal.
+"""Play Lost Cities against a bot or a trained agent in the terminal.
 
     python -m lostcities.play --opponent=heuristic [--variant=classic] [--seed=0] [--bot_first]
+    python -m lostcities.play --opponent=pretrained      # the shipped classic Deep CFR agent
+    python -m lostcities.play --opponent=RUN_DIR         # a Deep CFR run folder's agent
+
+The opponent is any name ``lostcities.players`` accepts (bots, ``pretrained``, run folders, ``search``).
 
 Illegal or malformed input is answered with the reason and asked again; end of input quits.
 """
@@ -16,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from lostcities import engine
-from lostcities.bots import BOTS, make_bot
+from lostcities.players import accepted_players, resolve_player
 from lostcities.render import action_name, parse_move, render_state
 from lostcities.variants import VARIANTS, Variant, get_variant
 
@@ -26,8 +30,9 @@ __all__ = ["main", "play"]
 def play(opponent: str, variant: Variant, *, seed: int = 0, human_first: bool = True,
          input_fn: Callable[[str], str] = input,
          print_fn: Callable[[str], None] = print) -> tuple[int, int] | None:
-    """One game, human against bot ``opponent``; returns (human score, bot score), None if input ends."""
-    policy = make_bot(opponent, variant)
+    """One game, human against ``opponent`` (a player name, ``lostcities.players``); returns (human
+    score, opponent's score), None if input ends."""
+    policy = resolve_player(opponent, variant)
     human = 0 if human_first else 1
     bot_move = jax.jit(lambda s, k: policy(engine.observation(s, 1 - human, variant),
                                            engine.legal_action_mask(s, variant), k))
@@ -89,12 +94,15 @@ def _why_illegal(state: engine.State, variant: Variant, action: int) -> str:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--opponent", default="heuristic", choices=sorted(BOTS))
+    parser.add_argument("--opponent", default="heuristic", help=f"who to play: {accepted_players()}")
     parser.add_argument("--variant", default="classic", choices=sorted(VARIANTS))
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--bot_first", action="store_true", help="the bot moves first")
     args = parser.parse_args(argv)
-    play(args.opponent, get_variant(args.variant), seed=args.seed, human_first=not args.bot_first)
+    try:
+        play(args.opponent, get_variant(args.variant), seed=args.seed, human_first=not args.bot_first)
+    except ValueError as err:  # an unknown player, or a run folder of another variant
+        parser.error(str(err))
 
 
 if __name__ == "__main__":

@@ -6,8 +6,7 @@ ingest worker does with ``exphil.data.ingest``, does not import the others.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from exphil.lazy import lazy_exports
 
 _EXPORTS = {
     "BUTTONS": "spec",
@@ -26,6 +25,7 @@ _EXPORTS = {
     "load_features": "loading",
     "load_stats": "stats",
     "make_windows": "windows",
+    "merge_dataset": "build",
     "parse_replay": "parse",
     "press_rates": "stats",
     "read_manifest": "build",
@@ -35,13 +35,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

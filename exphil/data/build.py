@@ -1,8 +1,9 @@
-"""Build a dataset folder from a folder of .slp replays: one zstd Parquet per replay + manifest.
+"""Build a dataset folder from a folder of replays (or of another project's files): one zstd
+Parquet per replay + manifest.
 
 Layout of a dataset folder::
 
-    manifest.parquet          one row per input file (MANIFEST_SCHEMA)
+    manifest.parquet          one row per input file (exphil.data.manifest.MANIFEST_SCHEMA)
     stats.json                dataset statistics (exphil.data.stats)
     tables/ab/abcdef....parquet   one replay's frame table, named by the MD5 of the file, with
                                   both players' stored model inputs (exphil.data.stored_inputs)
@@ -10,11 +11,16 @@ Layout of a dataset folder::
 Every file is written under a temporary name and renamed into place, so a build killed at
 any moment leaves only complete tables and a complete (possibly older) manifest; stray
 temporary files are removed by the next build. A rerun reuses manifest rows whose file
-path, size and modification time are unchanged and whose table's stored inputs have the
-running spec version, and a file whose content hash already has such a table is not parsed
-again (its facts are read from the table's metadata); tables stored by older code are
+path, size and modification time are unchanged and whose table's stored inputs and columns
+have the running versions, and a file whose content hash already has such a table is not
+parsed again (its facts are read from the table's metadata); tables stored by older code are
 rewritten. Files removed from the replay folder leave the manifest (their tables stay,
 unreferenced).
+
+Sharded builds (``shard=(i, N)``): every host hashes the files and ingests those whose content
+hash falls in its shard (:func:`exphil.data.ingest.shard_of`), writing its tables and its
+manifest part (:mod:`exphil.data.manifest`); :func:`merge_dataset` then writes the one
+manifest and the statistics of the whole dataset.
 """
 
 from __future__ import annotations
@@ -22,17 +28,30 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
 from exphil.data import stats as stats_lib
-from exphil.data.ingest import ingest_file
+from exphil.data.formats import discover
+from exphil.data.ingest import COLUMNS_VERSION, ELSEWHERE, IngestOptions, ingest_file
+from exphil.data.manifest import (
+    HASH_SCHEMA,
+    MANIFEST_FILE,
+    MANIFEST_SCHEMA,
+    RowBuffer,
+    conform,
+    manifest_parts,
+    part_file,
+    read_hash_cache,
+    read_manifest,
+    write_hash_cache,
+    write_manifest,
+)
 from exphil.data.pool import IngestPool
 from exphil.data.spec import EmbeddingSpec
-from exphil.data.storage import read_table, write_table_atomic
+from exphil.data.storage import read_table
 from runkit.files import write_atomic
 
 __all__ = [
@@ -41,36 +60,9 @@ __all__ = [
     "BuildSummary",
     "build_dataset",
     "ingest_file",
+    "merge_dataset",
     "read_manifest",
 ]
-
-MANIFEST_FILE = "manifest.parquet"
-
-MANIFEST_SCHEMA = pa.schema([
-    ("path", pa.string()),            # the input file (absolute)
-    ("status", pa.string()),          # ok | skipped | error
-    ("reason", pa.string()),          # empty only when ok
-    ("frames", pa.int64()),           # stored frames (null unless ok)
-    ("table", pa.string()),           # Parquet path relative to the dataset folder (null unless ok)
-    ("hash", pa.string()),            # MD5 of the file content
-    ("size", pa.int64()),
-    ("mtime_ns", pa.int64()),
-    ("slippi_version", pa.string()),
-    ("stage", pa.int32()),
-    ("p0_port", pa.int32()),
-    ("p1_port", pa.int32()),
-    ("p0_character", pa.int32()),     # external character IDs at game start
-    ("p1_character", pa.int32()),
-    ("p0_type", pa.string()),         # human | cpu | demo
-    ("p1_type", pa.string()),
-    ("end_method", pa.string()),      # game | time | resolved | no_contest | unresolved | null
-    ("p0_placement", pa.int32()),
-    ("p1_placement", pa.int32()),
-    ("last_frame", pa.int32()),
-    ("duration_s", pa.float64()),     # seconds from GO (frame 0) to the last frame
-    ("counts", pa.string()),          # per-replay statistics counts (JSON) behind stats.json
-    ("inputs", pa.string()),          # EmbeddingSpec.version of the table's stored inputs (null unless ok)
-])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,41 +92,16 @@ class BuildSummary:
         return "\n".join(lines)
 
 
-def read_manifest(data_dir: str | Path) -> pa.Table:
-    """The dataset's manifest table; a clear error names the folder when there is none."""
-    path = Path(data_dir) / MANIFEST_FILE
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no manifest (build the dataset with experiments.build_dataset)")
-    return read_table(path)
-
-
-def _write_manifest(rows: Iterable[dict[str, Any]], out: Path) -> list[dict[str, Any]]:
-    rows = sorted(rows, key=lambda r: r["path"])
-    clean = [{name: r.get(name) for name in MANIFEST_SCHEMA.names} for r in rows]
-    table = pa.Table.from_pylist(clean, schema=MANIFEST_SCHEMA)
-    write_table_atomic(table, out / MANIFEST_FILE)
-    return clean
-
-
-def _write_stats(rows: list[dict[str, Any]], out: Path) -> None:
-    unique = {r["hash"]: r for r in rows if r["status"] == "ok"}
-    counts = stats_lib.merge_counts(json.loads(r["counts"]) for r in unique.values())
-    summary = stats_lib.summarise(counts, unique.values())
+def _write_stats(table: pa.Table, out: Path) -> None:
+    """stats.json from a manifest table: each replay (content hash) counted once."""
+    keep = ("hash", "status", "counts", "stage", "p0_character", "p1_character", "frames")
+    seen: dict[str, dict[str, Any]] = {}
+    for r in table.select(list(keep)).to_pylist():
+        if r["status"] == "ok" and r["hash"] not in seen:
+            seen[r["hash"]] = r
+    counts = stats_lib.merge_counts(json.loads(r.pop("counts")) for r in seen.values())
+    summary = stats_lib.summarise(counts, seen.values())
     write_atomic(out / stats_lib.STATS_FILE, json.dumps(summary, indent=1) + "\n")
-
-
-def _unchanged(old: dict[str, Any] | None, path: Path, out: Path) -> bool:
-    if old is None:
-        return False
-    try:
-        st = path.stat()
-    except OSError:
-        return False
-    if old["size"] != st.st_size or old["mtime_ns"] != st.st_mtime_ns:
-        return False
-    if old["status"] != "ok":
-        return True
-    return old.get("inputs") == EmbeddingSpec().version and (out / old["table"]).exists()
 
 
 def _remove_stray_temporaries(out: Path) -> None:
@@ -142,54 +109,148 @@ def _remove_stray_temporaries(out: Path) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def build_dataset(replays: str | Path, out: str | Path, *, workers: int = 2,
-                  checkpoint_every: int = 1000, progress: bool = True) -> BuildSummary:
-    """Ingest every ``*.slp`` under ``replays`` into dataset folder ``out`` (incrementally).
+@dataclasses.dataclass
+class _Previous:
+    """The last build's rows (of this shard): its manifest and hash cache as tables, with the
+    few columns the reuse check reads as lists, and each input file's row indices (a MIMIC
+    shard has one row per game, ``<shard>#<game>``)."""
+
+    manifest: pa.Table
+    cache: pa.Table
+    facts: dict[str, list[Any]]
+    rows: dict[str, list[int]]
+    cached: dict[str, tuple[int, int, int]]  # path -> (cache row, size, mtime_ns)
+
+    @classmethod
+    def load(cls, out: Path, shard: tuple[int, int] | None) -> _Previous:
+        path = out / part_file(shard)
+        manifest = conform(read_table(path)) if path.exists() else MANIFEST_SCHEMA.empty_table()
+        cache = read_hash_cache(out, shard) if shard is not None else HASH_SCHEMA.empty_table()
+        facts = {k: manifest[k].to_pylist()
+                 for k in ("size", "mtime_ns", "status", "inputs", "columns", "table")}
+        rows: dict[str, list[int]] = {}
+        for i, p in enumerate(manifest["path"].to_pylist()):
+            rows.setdefault(p.split("#", 1)[0], []).append(i)
+        columns = (cache["path"].to_pylist(), cache["size"].to_pylist(), cache["mtime_ns"].to_pylist())
+        cached = {p: (i, size, mtime) for i, (p, size, mtime) in enumerate(zip(*columns, strict=True))}
+        return cls(manifest, cache, facts, rows, cached)
+
+    def unchanged(self, path: Path, out: Path, version: str) -> tuple[list[int], int | None] | None:
+        """(manifest rows, cache row) of ``path`` when its last build still holds, else None."""
+        try:
+            st = path.stat()
+        except OSError:
+            return None
+        key = str(path)
+        if key in self.cached:
+            i, size, mtime = self.cached[key]
+            return ([], i) if (size, mtime) == (st.st_size, st.st_mtime_ns) else None
+        rows, f = self.rows.get(key), self.facts
+        if not rows:
+            return None
+        for i in rows:
+            if (f["size"][i], f["mtime_ns"][i]) != (st.st_size, st.st_mtime_ns):
+                return None
+            current = f["inputs"][i] == version and f["columns"][i] == COLUMNS_VERSION
+            if f["status"][i] == "ok" and not (current and (out / f["table"][i]).exists()):
+                return None
+        return rows, None
+
+
+def _ingest(todo: list[Path], out: Path, workers: int, options: IngestOptions, progress: bool):
+    """Rows of the files to (re)ingest, from the worker pool, or from the MIMIC shard reader."""
+    if options.fmt == "mimic":
+        from exphil.data.external.mimic_build import ingest_shards  # only MIMIC builds import its reader
+
+        return ingest_shards(todo, out, progress=progress)
+    return IngestPool([str(f) for f in todo], str(out), workers, options=options)
+
+
+def build_dataset(replays: str | Path, out: str | Path, *, workers: int = 2, checkpoint_every: int = 1000,
+                  progress: bool = True, fmt: str = "slp",
+                  shard: tuple[int, int] | None = None) -> BuildSummary:
+    """Ingest every input file of format ``fmt`` under ``replays`` into dataset folder ``out``
+    (incrementally); with ``shard=(i, N)`` only the files of shard i, into manifest part i.
 
     ``workers`` processes parse in parallel (:mod:`exphil.data.pool`: forked from this
     process unless JAX has started a backend in it); the manifest is rewritten every
     ``checkpoint_every`` processed files so a killed build loses little (a rerun picks up
-    where it stopped).
+    where it stopped). Rows are held columnar (:class:`~exphil.data.manifest.RowBuffer`), so
+    memory stays nearly flat as the collection grows.
     """
     from tqdm import tqdm  # here: the spawned ingest worker re-imports the launcher, and draws no bar
 
     replays, out = Path(replays).resolve(), Path(out)
     if not replays.is_dir():
         raise FileNotFoundError(f"{replays}: replay folder does not exist")
+    if shard is not None and not (0 <= shard[0] < shard[1]):
+        raise ValueError(f"shard {shard[0]}/{shard[1]}: expected i/N with 0 <= i < N")
+    if shard is not None and fmt == "mimic":
+        raise ValueError("MIMIC shards are already split into files: give each host its own folder of them")
     out.mkdir(parents=True, exist_ok=True)
     _remove_stray_temporaries(out)
     start = time.perf_counter()
-    files = sorted(replays.rglob("*.slp"))
-    old: dict[str, dict[str, Any]] = {}
-    if (out / MANIFEST_FILE).exists():
-        old = {r["path"]: r for r in read_manifest(out).to_pylist()}
-    rows: dict[str, dict[str, Any]] = {}
-    todo = []
+    files, rejected = discover(replays, fmt, skip=out)
+    prev = _Previous.load(out, shard)
+    version = EmbeddingSpec().version
+    kept, kept_cache, todo = [], [], []
     for f in files:
-        prev = old.get(str(f))
-        if _unchanged(prev, f, out):
-            rows[str(f)] = prev
-        else:
+        same = prev.unchanged(f, out, version)
+        if same is None:
             todo.append(f)
-    reused = len(rows)
+        else:
+            kept += same[0]
+            kept_cache += [] if same[1] is None else [same[1]]
+    rows = RowBuffer(MANIFEST_SCHEMA, prev.manifest.take(pa.array(kept, pa.int64())))
+    elsewhere = RowBuffer(HASH_SCHEMA, prev.cache.take(pa.array(kept_cache, pa.int64())))
+    for r in rejected:
+        rows.add(r)
+    name = part_file(shard)
+
+    def save() -> pa.Table:
+        if shard is not None:
+            write_hash_cache(elsewhere.table(), out, shard)
+        table = rows.table()
+        write_manifest(table, out, name)
+        return table
+
     new_frames = 0
     # The workers start (are forked) before the progress bar starts its monitor thread.
-    with IngestPool([str(f) for f in todo], str(out), workers) as pool:
-        for done, row in enumerate(tqdm(pool, desc="ingest", unit="replay", disable=not progress), 1):
-            rows[row["path"]] = row
-            if row["status"] == "ok":
-                new_frames += row["frames"]
+    with _ingest(todo, out, workers, IngestOptions(fmt=fmt, shard=shard), progress) as produced:
+        for done, row in enumerate(tqdm(produced, desc="ingest", unit="file", disable=not progress), 1):
+            (elsewhere if row["status"] == ELSEWHERE else rows).add(row)
+            new_frames += row.get("frames") or 0 if row["status"] == "ok" else 0
             if done % checkpoint_every == 0:
-                _write_manifest(rows.values(), out)
-    if todo or rows.keys() != old.keys() or not (out / stats_lib.STATS_FILE).exists():
-        final = _write_manifest(rows.values(), out)
-        _write_stats(final, out)
+                save()
+    changed = bool(todo or rejected) or (len(kept), len(kept_cache)) != (prev.manifest.num_rows,
+                                                                          prev.cache.num_rows)
+    if changed or not (out / name).exists() or (shard is None and not (out / stats_lib.STATS_FILE).exists()):
+        final = save()
+        if shard is None:
+            _write_stats(final, out)
     else:  # nothing changed: leave the dataset untouched
-        final = sorted(rows.values(), key=lambda r: r["path"])
-    problems = tuple((Path(r["path"]).name, r["status"], r["reason"]) for r in final if r["status"] != "ok")
-    return BuildSummary(
-        ok=sum(r["status"] == "ok" for r in final),
-        skipped=sum(r["status"] == "skipped" for r in final),
-        errors=sum(r["status"] == "error" for r in final),
-        reused=reused, parsed=len(todo), frames=new_frames,
-        seconds=time.perf_counter() - start, problems=problems)
+        final = rows.table()
+    return _summary(final, len(files) - len(todo), len(todo), new_frames, time.perf_counter() - start)
+
+
+def _summary(final: pa.Table, reused: int, parsed: int, frames: int, seconds: float) -> BuildSummary:
+    status = final["status"].to_pylist()
+    bad = [i for i, s in enumerate(status) if s != "ok"]
+    paths, reasons = final["path"].to_pylist(), final["reason"].to_pylist()
+    problems = tuple((Path(paths[i]).name, status[i], reasons[i]) for i in bad)
+    return BuildSummary(ok=status.count("ok"), skipped=status.count("skipped"), errors=status.count("error"),
+                        reused=reused, parsed=parsed, frames=frames, seconds=seconds, problems=problems)
+
+
+def merge_dataset(out: str | Path) -> BuildSummary:
+    """Merge the manifest parts of a sharded build in ``out`` into one manifest and write the
+    dataset's statistics; a ValueError names missing parts."""
+    out = Path(out)
+    start = time.perf_counter()
+    parts = manifest_parts(out)
+    if not parts:
+        raise FileNotFoundError(f"{out}: no manifest parts to merge (build with --shard=i/N first)")
+    final = RowBuffer(MANIFEST_SCHEMA, *(conform(read_table(p)) for p in parts)).table()
+    write_manifest(final, out)
+    _write_stats(final, out)
+    return _summary(final, final.num_rows, 0, 0, time.perf_counter() - start)

@@ -19,6 +19,21 @@ physical button bits, ``main_x``, ``main_y``, ``c_x``, ``c_y`` mapped from [-1, 
 game acted on. (The physical ``triggers_physical`` values hold garbage such as 3.8e22 in
 v1.0 replays, so they are not used.) Fields older Slippi versions lack are null; only the
 columns of ``NULLABLE_FIELDS`` can be, the others are required in the schema.
+
+Extra columns (``parse_replay(path, extras=True)``, as ingestion stores them; off by default so
+that the default table is the one every other producer of these columns emits), each null
+where the replay's version lacks its source: ``hitstun`` (hitstun frames left: the post-frame
+``misc_as`` while the "in hitstun" state flag, bit 0x02 of flags 4, is set, else 0, never
+below 0 (it reads -1 on a hitstun's last frame); Slippi >= 2.0.0), and ``trigger_l`` and
+``trigger_r``, each shoulder as the game processes it (1.0 while its digital button is
+pressed, else the physical analog value once it reaches the dead zone's end, 43/140, else 0;
+Slippi >= 1.2.0, whose physical values are real). The game's single
+processed trigger is Z's 0.35 while Z is held, else the larger of the two; a test checks this
+against every frame of the example replays.
+
+Impossible values (a non-finite float, a facing other than +-1, a shield outside 0..60, an ID
+beyond the game's; :mod:`exphil.data.validate`) make the replay a :class:`BadReplay` naming
+the column, the frame and the value.
 """
 
 from __future__ import annotations
@@ -32,14 +47,19 @@ import peppi_py
 import pyarrow as pa
 
 from exphil.data.arrow_numpy import from_numpy, valid, values
+from exphil.data.validate import first_impossible
 
 __all__ = [
+    "EXTRA_FIELDS",
     "FIRST_PLAYABLE_FRAME",
     "NULLABLE_FIELDS",
+    "PHYSICAL_TRIGGERS_SINCE",
     "BadReplay",
     "ParsedReplay",
     "SkippedReplay",
+    "hitstun_left",
     "parse_replay",
+    "processed_trigger",
     "replay_info",
 ]
 
@@ -62,6 +82,14 @@ NULLABLE_FIELDS = frozenset({
 """Per-player fields that may hold nulls (absent in older Slippi versions, or no Nana); every
 other column is stored as a required (non-nullable) Parquet column, which is cheaper to
 write and to read."""
+
+EXTRA_FIELDS = ("hitstun", "trigger_l", "trigger_r")
+"""Per-player columns added with ``extras=True`` (all nullable), for optional model inputs."""
+
+_DEAD_ZONE_END = 43 / 140  # physical analog trigger values below this are processed as 0
+_HITSTUN_FLAG = 0x02  # bit of post-frame state flags 4: the character is in hitstun
+PHYSICAL_TRIGGERS_SINCE = (1, 2, 0)
+"""Slippi version from which the physical analog shoulders are real (older replays hold garbage)."""
 
 END_METHODS = {0: "unresolved", 1: "time", 2: "game", 3: "resolved", 7: "no_contest"}
 
@@ -86,8 +114,25 @@ def _version(game: Any) -> str:
     return ".".join(str(v) for v in game.start.slippi.version)
 
 
+def _online(players: list[Any]) -> bool | None:
+    """True when a player has a netplay code (Slippi online), False when the fields are empty,
+    None when the replay predates them."""
+    netplay = [getattr(p, "netplay", None) for p in players]
+    if all(n is None for n in netplay):
+        return None
+    return any(n is not None and bool(n.code) for n in netplay)
+
+
+def _match_mode(game: Any) -> str | None:
+    """Online match mode from the match ID (``mode.ranked-...`` -> "ranked"), else None."""
+    match = getattr(game.start, "match", None)
+    mode = (match.id or "").split("-", 1)[0] if match is not None else ""
+    return mode.removeprefix("mode.") or None
+
+
 def replay_info(game: Any) -> dict[str, Any]:
-    """Game-level facts: version, stage, per-player port/character/type/placement, end method."""
+    """Game-level facts: version, stage, per-player port/character/type/placement, end method,
+    online or not (netplay codes) and the online match mode."""
     players = sorted(game.start.players, key=lambda p: int(p.port.value))
     end = game.end
     placements = {}
@@ -98,6 +143,8 @@ def replay_info(game: Any) -> dict[str, Any]:
         "stage": int(game.start.stage),
         "end_method": None if end is None else END_METHODS.get(int(end.method), str(int(end.method))),
         "num_players": len(players),
+        "online": _online(players),
+        "match_mode": _match_mode(game),
     }
     for i, p in enumerate(players[:2]):
         port = int(p.port.value)
@@ -179,6 +226,47 @@ def _player_columns(port: Any, rows: _Rows) -> dict[str, pa.Array]:
     return cols
 
 
+def _extra_columns(port: Any, rows: _Rows, version: tuple[int, ...]) -> dict[str, pa.Array]:
+    """The EXTRA_FIELDS columns of one player: hitstun frames left and the processed shoulders."""
+    pre, post = port.leader.pre, port.leader.post
+    flags = post.state_flags
+    hitstun = None if flags is None or post.misc_as is None else hitstun_left(
+        rows.take(values(flags[3])), rows.take(values(post.misc_as)))
+    cols = {"hitstun": pa.nulls(rows.n, pa.float32()) if hitstun is None else from_numpy(hitstun)}
+    physical = pre.triggers_physical
+    for side, bit in (("l", 0x0040), ("r", 0x0020)):
+        analog = None if physical is None else getattr(physical, side)
+        if analog is None or version < PHYSICAL_TRIGGERS_SINCE:
+            cols[f"trigger_{side}"] = pa.nulls(rows.n, pa.float32())
+            continue
+        pressed = (rows.take(values(pre.buttons)) & bit) != 0
+        cols[f"trigger_{side}"] = from_numpy(processed_trigger(rows.take(values(analog)), pressed))
+    return cols
+
+
+def hitstun_left(flags4: np.ndarray, misc_as: np.ndarray) -> np.ndarray:
+    """Hitstun frames left (float32): ``misc_as`` while the hitstun bit of state flags 4 is set,
+    else 0, never below 0."""
+    return np.where((flags4 & _HITSTUN_FLAG) != 0, np.maximum(misc_as, 0), 0).astype(np.float32)
+
+
+def processed_trigger(analog: np.ndarray, pressed: np.ndarray) -> np.ndarray:
+    """A shoulder as the game processes it (float32): 1 while its digital button is pressed, else
+    the physical analog value once it reaches the dead zone's end, else 0."""
+    return np.where(pressed, 1.0, np.where(analog >= _DEAD_ZONE_END - 1e-6, np.minimum(analog, 1.0),
+                                           0.0)).astype(np.float32)
+
+
+def _check_characters(port: Any, rows: _Rows, frames: np.ndarray, prefix: str, path: Path) -> None:
+    """Refuse internal character IDs beyond the game's (they would be silently capped)."""
+    internal = rows.take(values(port.leader.post.character))
+    bad = internal >= len(INTERNAL_TO_EXTERNAL)
+    if bad.any():
+        row = int(np.argmax(bad))
+        raise BadReplay(f"{path.name}: impossible value: {prefix}character (internal ID) = "
+                        f"{int(internal[row])} at frame {int(frames[row])}")
+
+
 def _nana_columns(follower: Any, rows: _Rows) -> dict[str, pa.Array]:
     """Nana's columns; null rows where there is no follower or she is dead."""
     post = None if follower is None else follower.post
@@ -216,8 +304,9 @@ def kept_rows(frame_ids: np.ndarray) -> np.ndarray:
     return first[ids >= FIRST_PLAYABLE_FRAME]
 
 
-def parse_replay(path: str | Path) -> ParsedReplay:
-    """Parse ``path`` into its frame table; raise BadReplay or SkippedReplay with a reason."""
+def parse_replay(path: str | Path, *, extras: bool = False) -> ParsedReplay:
+    """Parse ``path`` into its frame table (with the EXTRA_FIELDS columns when ``extras``);
+    raise BadReplay or SkippedReplay with a reason."""
     path = Path(path)
     try:
         game = peppi_py.read_slippi(str(path))
@@ -239,20 +328,30 @@ def parse_replay(path: str | Path) -> ParsedReplay:
         "frame": from_numpy(ids[keep_np].astype(np.int32)),
         "stage": from_numpy(np.full(n, info["stage"], np.uint16)),
     }
+    version = tuple(game.start.slippi.version)
     for i, idx in enumerate(order):
-        for name, arr in _player_columns(game.frames.ports[idx], rows).items():
+        port = game.frames.ports[idx]
+        _check_characters(port, rows, ids[keep_np], f"p{i}_", path)
+        player = _player_columns(port, rows)
+        if extras:
+            player.update(_extra_columns(port, rows, version))
+        for name, arr in player.items():
             cols[f"p{i}_{name}"] = arr
     info["frames"] = n
     info["last_frame"] = int(ids.max())
     info["duration_s"] = round((int(ids.max()) + 1) / 60.0, 3)
-    return ParsedReplay(table=_frame_table(cols, path), info=info)
+    table = _frame_table(cols, path)
+    problem = first_impossible(table)
+    if problem is not None:
+        raise BadReplay(f"{path.name}: impossible value: {problem}")
+    return ParsedReplay(table=table, info=info)
 
 
 def _frame_table(cols: dict[str, pa.Array], path: Path) -> pa.Table:
     """The columns as a table whose schema marks every column outside NULLABLE_FIELDS required."""
     fields = []
     for name, arr in cols.items():
-        nullable = name[:3] in ("p0_", "p1_") and name[3:] in NULLABLE_FIELDS
+        nullable = name[:3] in ("p0_", "p1_") and (name[3:] in NULLABLE_FIELDS or name[3:] in EXTRA_FIELDS)
         if not nullable and arr.null_count:
             raise BadReplay(f"{path.name}: column {name} has {arr.null_count} missing values")
         fields.append(pa.field(name, arr.type, nullable=nullable))

@@ -72,7 +72,8 @@ def _claim(cursor: Any, n: int) -> int | None:
         return i
 
 
-def _work(files: Sequence[str], out: str, cursor: Any, results: Any, build: Any = None) -> None:
+def _work(files: Sequence[str], out: str, extra: tuple[Any, ...], cursor: Any, results: Any,
+          build: Any = None) -> None:
     """Ingest the next unclaimed file until none is left or the building process is gone
     (then no worker takes another: the cursor is moved to the end)."""
     build = build or multiprocessing.parent_process()
@@ -81,7 +82,7 @@ def _work(files: Sequence[str], out: str, cursor: Any, results: Any, build: Any 
             with cursor.get_lock():
                 cursor.value = len(files)
             return
-        results.put(ingest_file(files[i], out))
+        results.put(ingest_file(files[i], out, *extra))
 
 
 def _fork(target: Any, args: tuple[Any, ...], count: int) -> list[Any]:
@@ -99,19 +100,20 @@ def _fork(target: Any, args: tuple[Any, ...], count: int) -> list[Any]:
     return procs
 
 
-def _lead(files: Sequence[str], out: str, cursor: Any, results: Any, workers: int) -> None:
+def _lead(files: Sequence[str], out: str, extra: tuple[Any, ...], cursor: Any, results: Any,
+          workers: int) -> None:
     """The spawned worker: fork the other workers (imports done), then work too."""
     build = multiprocessing.parent_process()  # a killed build must not leave workers running
     fork = "fork" in multiprocessing.get_all_start_methods()
     if fork:
-        helpers = _fork(_work, (files, out, cursor, results, build), workers - 1)
+        helpers = _fork(_work, (files, out, extra, cursor, results, build), workers - 1)
     else:
         spawn = multiprocessing.get_context("spawn")
-        helpers = [spawn.Process(target=_work, args=(files, out, cursor, results))
+        helpers = [spawn.Process(target=_work, args=(files, out, extra, cursor, results))
                    for _ in range(workers - 1)]
         for h in helpers:
             h.start()
-    _work(files, out, cursor, results, build)
+    _work(files, out, extra, cursor, results, build)
     for h in helpers:
         h.join()
 
@@ -123,12 +125,15 @@ class IngestPool:
     a progress bar's); iterate for the rows in completion order, and close the pool (or
     use it as a context manager) to stop the workers. ``fork`` forces or forbids forking
     from this process (default: :func:`fork_safe`). No process is started for
-    ``workers <= 1`` or a single file: this process does the work.
+    ``workers <= 1`` or a single file: this process does the work. ``options`` (an
+    :class:`~exphil.data.ingest.IngestOptions`) is handed to every ``ingest_file`` call.
     """
 
-    def __init__(self, files: Sequence[str], out: str, workers: int, *, fork: bool | None = None) -> None:
+    def __init__(self, files: Sequence[str], out: str, workers: int, *, fork: bool | None = None,
+                 options: Any = None) -> None:
         self._order = sorted(files, key=_size, reverse=True)
         self._out = out
+        self._extra = () if options is None else (options,)
         workers = min(workers, len(self._order))
         self._procs: list[Any] = []
         self._forked = fork_safe() if fork is None else fork
@@ -139,10 +144,10 @@ class IngestPool:
         self._cursor = ctx.Value("q", 0)
         self._results = ctx.Queue()
         if self._forked:
-            self._procs = _fork(_work, (self._order, out, self._cursor, self._results), workers)
+            self._procs = _fork(_work, (self._order, out, self._extra, self._cursor, self._results), workers)
         else:
-            lead = ctx.Process(target=_lead, args=(self._order, out, self._cursor, self._results, workers),
-                               name="exphil-ingest")
+            lead = ctx.Process(target=_lead, args=(self._order, out, self._extra, self._cursor, self._results,
+                                                   workers), name="exphil-ingest")
             lead.start()
             self._procs = [lead]
 
@@ -152,7 +157,7 @@ class IngestPool:
     def __iter__(self) -> Iterator[dict[str, Any]]:
         if self._results is None:
             for f in self._order:
-                yield ingest_file(f, self._out)
+                yield ingest_file(f, self._out, *self._extra)
             return
         done: set[str] = set()
         working = not self._forked  # a spawned pool starts slowly: this process works until it is up
@@ -165,7 +170,7 @@ class IngestPool:
                 if i is None:
                     working = False  # every job is taken: wait for the workers' rows
                     continue
-                row = ingest_file(self._order[i], self._out)
+                row = ingest_file(self._order[i], self._out, *self._extra)
             else:
                 row = self._next_row()
                 if row is None:  # the workers are gone: finish or report what they left
@@ -217,7 +222,7 @@ class IngestPool:
         """Rows for the jobs a dead worker pool left: unclaimed ones ingested here, claimed ones errors."""
         while (i := _claim(self._cursor, len(self._order))) is not None:
             done.add(self._order[i])
-            yield ingest_file(self._order[i], self._out)
+            yield ingest_file(self._order[i], self._out, *self._extra)
         for f in self._order:
             if f not in done:
                 yield {"path": f, "status": "error", "reason": f"{os.path.basename(f)}: the worker process "

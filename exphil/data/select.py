@@ -11,7 +11,8 @@ import hashlib
 from pathlib import Path
 from typing import Any, Literal
 
-from exphil.data.build import read_manifest
+from exphil.data.ingest import shard_of
+from exphil.data.manifest import read_manifest
 from exphil.data.window_config import SelectionFilters
 
 __all__ = ["Unit", "select_units", "split_of", "version_tuple"]
@@ -73,10 +74,12 @@ def _player_ok(row: dict[str, Any], pov: int, f: SelectionFilters) -> bool:
 
 
 def select_units(data_dir: str | Path, filters: SelectionFilters, *, val_fraction: float,
-                 split: Literal["train", "val", "all"]) -> list[Unit]:
-    """Units of ``split`` passing ``filters``, in a fixed order (by content hash, then player).
+                 split: Literal["train", "val", "all"], shard: tuple[int, int] = (0, 1)) -> list[Unit]:
+    """Units of ``split`` passing ``filters``, in a fixed order (by content hash, then player);
+    with ``shard`` = (i, N) only the replays of content-hash shard i of N.
 
-    A replay stored under several input names counts once.
+    A replay stored under several input names counts once. The split is decided before the
+    shard, so every shard's replays lie on the same side of it as in the whole dataset.
     """
     data_dir = Path(data_dir)
     version_tuple(filters.min_version)  # reject a malformed version before selecting
@@ -86,6 +89,8 @@ def select_units(data_dir: str | Path, filters: SelectionFilters, *, val_fractio
     for digest in sorted(rows):
         row = rows[digest]
         if split != "all" and sides[digest] != split:
+            continue
+        if shard[1] > 1 and shard_of(digest, shard[1]) != shard[0]:
             continue
         if not _replay_ok(row, filters):
             continue

@@ -35,6 +35,18 @@ self action, self character, self jumps, self Nana action, the same four for opp
 IDs beyond a vocabulary are capped to its last entry; Nana's action is 0 while she is
 absent (``nana_present`` tells the two apart).
 
+Optional inputs (each off by default, each with its own version, appended to ``version`` as
+``+<name><n>`` when on, so the default layout and its version never change):
+
+- ``stage_geometry`` (v1): 15 values after both players' blocks, ``stage_*``: the stage's blast
+  zones, ledges and platforms (:mod:`exphil.data.stages`, scaled by ``xy_scale``; 0 where the
+  stage has no such platform or no table).
+- ``hitstun`` (v1): one more per-player field, ``hitstun`` (hitstun frames left, the stored
+  extra column; scaled by ``action_frame_scale``).
+- ``r_trigger`` (v1): after the previous controller's shoulder class, the player's own two
+  processed shoulders of the previous frame, ``prev_trigger_l`` and ``prev_trigger_r`` (the
+  stored extra columns; 0 where the replay predates physical triggers).
+
 Missing values. Fields older Slippi versions lack are stored as nulls; features use the
 defaults in ``NULL_DEFAULTS`` (and 0 for any other null), never a crash.
 
@@ -54,9 +66,12 @@ from typing import Final
 
 import numpy as np
 
+from exphil.data.stages import GEOMETRY_FIELDS
+
 __all__ = [
     "BUTTONS",
     "NULL_DEFAULTS",
+    "OPTIONAL_INPUTS",
     "PLAYER_PREFIXES",
     "SPEC_VERSION",
     "STICKS",
@@ -100,6 +115,9 @@ _PLAYER_NUMERIC: Final = (
 )
 """(stored per-player field, name of the EmbeddingSpec scale or None for 1) in input order."""
 
+_PLAYER_FIELDS: Final = tuple(name for name, _ in _PLAYER_NUMERIC)
+_SCALE_NAMES: Final = dict(_PLAYER_NUMERIC)
+
 NULL_DEFAULTS: Final = {
     "facing": 1.0,
     "on_ground": 1.0,
@@ -116,6 +134,10 @@ SPEC_VERSION: Final = 1
 and of the stored-inputs layout (:mod:`exphil.data.stored_inputs`). Bump it whenever either
 changes: tables whose stored inputs carry another version are converted from their named
 columns instead, and a rebuild rewrites them."""
+
+
+OPTIONAL_INPUTS: Final = {"stage_geometry": 1, "hitstun": 1, "r_trigger": 1}
+"""Optional input of EmbeddingSpec -> its own version (bump it when that input's conversion changes)."""
 
 
 def column(prefix: str, field: str) -> str:
@@ -140,6 +162,9 @@ class EmbeddingSpec:
     num_characters: int = 33
     num_jumps: int = 8
     num_stages: int = 64
+    stage_geometry: bool = False
+    hitstun: bool = False
+    r_trigger: bool = False
 
     def __post_init__(self) -> None:
         if self.stick_bins < 2 or self.shoulder_bins < 2:
@@ -152,29 +177,36 @@ class EmbeddingSpec:
         """Number of button targets (8: A, B, X, Y, Z, L, R, D-pad up)."""
         return len(BUTTONS)
 
-    @property
+    @functools.cached_property
     def player_numeric_fields(self) -> tuple[str, ...]:
         """Stored per-player fields feeding the numeric input, in order."""
-        return tuple(name for name, _ in _PLAYER_NUMERIC)
+        return _PLAYER_FIELDS + (("hitstun",) if self.hitstun else ())
 
     @property
+    def global_numeric_fields(self) -> tuple[str, ...]:
+        """Per-frame inputs of neither player (the stage geometry, when on), in order."""
+        return GEOMETRY_FIELDS if self.stage_geometry else ()
+
+    @functools.cached_property
     def controller_fields(self) -> tuple[str, ...]:
-        """Previous-controller input names, in order (buttons, sticks, shoulder)."""
-        return tuple(f"btn_{b}" for b in BUTTONS) + STICKS + ("shoulder",)
+        """Previous-controller input names, in order (buttons, sticks, shoulder[, processed L, R])."""
+        extra = ("trigger_l", "trigger_r") if self.r_trigger else ()
+        return tuple(f"btn_{b}" for b in BUTTONS) + STICKS + ("shoulder", *extra)
 
-    @property
+    @functools.cached_property
     def numeric_fields(self) -> tuple[str, ...]:
         """Name of every numeric input column, in order."""
         per = self.player_numeric_fields
         return (tuple(f"self_{f}" for f in per) + tuple(f"opp_{f}" for f in per)
+                + tuple(f"stage_{f}" for f in self.global_numeric_fields)
                 + tuple(f"prev_{f}" for f in self.controller_fields))
 
-    @property
+    @functools.cached_property
     def numeric_dim(self) -> int:
         """Continuous inputs per frame (both players' state and the previous controller)."""
         return len(self.numeric_fields)
 
-    @property
+    @functools.cached_property
     def categorical(self) -> tuple[tuple[str, int], ...]:
         """(name, vocabulary size) of each categorical input column, in order."""
         per = (("action", self.num_actions), ("character", self.num_characters),
@@ -184,14 +216,17 @@ class EmbeddingSpec:
 
     def scale(self, field: str) -> float:
         """Multiplier applied to stored per-player numeric ``field``."""
-        name = dict(_PLAYER_NUMERIC)[field]
+        name = _SCALE_NAMES.get(field, "action_frame_scale" if field == "hitstun" else None)
         return 1.0 if name is None else float(getattr(self, name))
 
     @functools.cached_property
     def version(self) -> str:
         """``"<SPEC_VERSION>-<hash of every field>"``: equal exactly when two specs give the same inputs."""
-        fields = json.dumps(dataclasses.asdict(self), sort_keys=True)
-        return f"{SPEC_VERSION}-{hashlib.md5(fields.encode(), usedforsecurity=False).hexdigest()[:12]}"
+        base = {k: v for k, v in dataclasses.asdict(self).items() if k not in OPTIONAL_INPUTS}
+        fields = json.dumps(base, sort_keys=True)
+        optional = "".join(f"+{name}{v}" for name, v in OPTIONAL_INPUTS.items() if getattr(self, name))
+        digest = hashlib.md5(fields.encode(), usedforsecurity=False).hexdigest()[:12]
+        return f"{SPEC_VERSION}-{digest}{optional}"
 
     # ---- encodings --------------------------------------------------------------------
     def stick_to_class(self, value: np.ndarray | float) -> np.ndarray:

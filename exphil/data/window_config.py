@@ -44,6 +44,9 @@ class WindowConfig:
     press_oversample: windows whose targets contain a button press (released -> pressed)
       are drawn this many times per epoch (1 = off).
     prefetch: batches prepared ahead by a background thread (0 = no thread).
+    shard_index, shard_count: this reader takes only the replays whose content hash falls in
+      shard ``shard_index`` of ``shard_count`` (:func:`exphil.data.ingest.shard_of`), so N
+      hosts streaming one dataset read disjoint replays (1 = every replay).
     """
 
     window: int = 60
@@ -57,6 +60,8 @@ class WindowConfig:
     shuffle_replays: int = 16
     press_oversample: int = 1
     prefetch: int = 4
+    shard_index: int = 0
+    shard_count: int = 1
 
     def __post_init__(self) -> None:
         checks = {
@@ -64,6 +69,8 @@ class WindowConfig:
             "batch_size": self.batch_size >= 1, "val_fraction": 0.0 <= self.val_fraction < 1.0,
             "shuffle_replays": self.shuffle_replays >= 1, "press_oversample": self.press_oversample >= 1,
             "prefetch": self.prefetch >= 0,
+            "shard_index": 0 <= self.shard_index < max(self.shard_count, 1),
+            "shard_count": self.shard_count >= 1,
         }
         bad = [name for name, ok in checks.items() if not ok]
         if bad:

@@ -18,14 +18,16 @@ import hashlib
 import json
 import queue
 import threading
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+import pyarrow as pa
 
 from exphil.data.batch import Targets, WindowBatch
-from exphil.data.features import ReplayFeatures
+from exphil.data.features import ReplayFeatures, empty_features, with_previous_controller
 from exphil.data.loading import load_button_targets, load_features
 from exphil.data.select import Unit, select_units
 from exphil.data.spec import EmbeddingSpec
@@ -101,7 +103,16 @@ class WindowIterator(Iterator[WindowBatch]):
 
     # ---- index and order ----------------------------------------------------------------
     def _load(self, u: int) -> ReplayFeatures:
-        return load_features(self.units[u].table, self.units[u].pov, self.spec, pad=self._pad)
+        """Unit ``u``'s features; a table that cannot be read (deleted, truncated, corrupt since the
+        build) gives all-padding features instead, whose windows are masked out (mask 0), with a
+        warning naming it: one bad file never stops a stream, and batches stay as resumable."""
+        unit = self.units[u]
+        try:
+            return load_features(unit.table, unit.pov, self.spec, pad=self._pad)
+        except (OSError, ValueError, pa.ArrowException) as err:
+            warnings.warn(f"{unit.table}: unreadable, its windows are masked out: "
+                          f"{type(err).__name__}: {err}", RuntimeWarning, stacklevel=2)
+            return with_previous_controller(empty_features(0, self.spec, unit.frames + self._pad), self.spec)
 
     def _features(self, u: int) -> ReplayFeatures:
         """Unit ``u``'s features: from memory in eager mode, read from Parquet in lazy mode."""
@@ -293,6 +304,7 @@ def make_windows(data_dir: str | Path, cfg: WindowConfig, *, spec: EmbeddingSpec
     epoch is dropped for training (``drop_remainder`` defaults to ``split == "train"``) and
     otherwise padded with mask-0 rows, so every batch has ``batch_size`` rows.
     """
-    units = select_units(data_dir, cfg.filters, val_fraction=cfg.val_fraction, split=split)
+    units = select_units(data_dir, cfg.filters, val_fraction=cfg.val_fraction, split=split,
+                         shard=(cfg.shard_index, cfg.shard_count))
     return WindowIterator(units, cfg, spec or EmbeddingSpec(), epochs=epochs,
                           drop_remainder=split == "train" if drop_remainder is None else drop_remainder)

@@ -1,8 +1,9 @@
 """The training config tree: one frozen dataclass per section, saved whole in config.json.
 
-``TrainConfig`` sections: ``policy`` (architecture), ``windows`` (window, delay, batch,
-selection filters, oversampling), ``optim`` (AdamW schedule and clipping), ``loss``
-(focal gamma, positive weights, label smoothing, head weights, warm-up prefix) and
+``TrainConfig`` sections: ``policy`` (architecture), ``inputs`` (optional model inputs),
+``windows`` (window, delay, batch, selection filters, oversampling), ``optim`` (AdamW
+schedule and clipping), ``loss`` (focal gamma, positive weights, label smoothing, head
+weights, warm-up prefix) and
 ``stats`` (press rates and positive weights computed from the dataset at start-up and
 written back as plain numbers, so a run folder records exactly what it trained with).
 """
@@ -15,7 +16,7 @@ from typing import Literal
 from exphil.data.window_config import WindowConfig
 from exphil.models.config import PolicyConfig
 
-__all__ = ["RESUMABLE", "DataStats", "LossConfig", "OptimConfig", "TrainConfig"]
+__all__ = ["RESUMABLE", "DataStats", "InputsConfig", "LossConfig", "OptimConfig", "TrainConfig"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,6 +55,16 @@ class LossConfig:
 
 
 @dataclasses.dataclass(frozen=True)
+class InputsConfig:
+    """Optional model inputs (exphil.data.spec.EmbeddingSpec's, all off by default): the stage's
+    geometry, hitstun frames left, and the previous frame's processed L and R shoulders."""
+
+    stage_geometry: bool = False
+    hitstun: bool = False
+    r_trigger: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
 class DataStats:
     """Filled from the dataset's statistics when a run starts (values given are replaced)."""
 
@@ -84,6 +95,7 @@ class TrainConfig:
     optim: OptimConfig = dataclasses.field(default_factory=OptimConfig)
     loss: LossConfig = dataclasses.field(default_factory=LossConfig)
     stats: DataStats = dataclasses.field(default_factory=DataStats)
+    inputs: InputsConfig = dataclasses.field(default_factory=InputsConfig)
     bf16: bool = False
     steps: int = 1000
     seed: int = 0  # model init, dropout and data order (windows.seed is set from it)

@@ -34,8 +34,9 @@ def ensure_dataset(*, data: str, replays: str, out: str | Path, progress: bool =
     if data:
         path = Path(data)
         if not (path / MANIFEST_FILE).exists():
-            raise FileNotFoundError(f"{path}: not a dataset folder (no manifest.parquet); "
-                                    "build one with --replays")
+            parts = "; it holds manifest parts: merge them (build_dataset --merge)" if any(
+                path.glob("manifest.part-*.parquet")) else "; build one with --replays"
+            raise FileNotFoundError(f"{path}: not a dataset folder (no manifest.parquet){parts}")
         return path
     if not replays:
         raise ValueError("give --replays=DIR (or one .slp file) or --data=DATASET_DIR")

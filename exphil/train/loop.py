@@ -65,7 +65,7 @@ class Trainer:
 
     def __init__(self, cfg: TrainConfig, *, spec: EmbeddingSpec | None = None):
         self.cfg = cfg
-        self.spec = spec or EmbeddingSpec()
+        self.spec = spec or EmbeddingSpec(**dataclasses.asdict(cfg.inputs))
         self.mesh = data_mesh()
         policy = build_policy(cfg.policy, self.spec, rngs=nnx.Rngs(cfg.seed))
         self.num_params = count_params(policy)

@@ -10,12 +10,13 @@ devices, so a multi-host run computes exactly what a single host would.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from runkit.distributed import init_distributed, replicate
 
 __all__ = ["data_mesh", "init_distributed", "replicate", "shard_batch"]
 
@@ -24,24 +25,6 @@ def data_mesh(devices: list[jax.Device] | None = None) -> Mesh:
     """A 1-D mesh named ``data`` over ``devices`` (all devices of every process by default)."""
     devices = jax.devices() if devices is None else devices
     return Mesh(np.asarray(devices), ("data",))
-
-
-def replicate(tree: Any, mesh: Mesh) -> Any:
-    """``tree`` with every array replicated on every device of ``mesh``.
-
-    With several processes each one places its own (identical) copy on its own devices:
-    ``device_put`` cannot target devices of other processes.
-    """
-    sharding = NamedSharding(mesh, PartitionSpec())
-    if jax.process_count() == 1:
-        return jax.device_put(tree, sharding)
-
-    def put(x: Any) -> jax.Array:
-        if jax.dtypes.issubdtype(jax.numpy.result_type(x), jax.dtypes.prng_key):
-            return jax.random.wrap_key_data(put(jax.random.key_data(x)), impl=jax.random.key_impl(x))
-        host = np.asarray(x)
-        return jax.make_array_from_callback(host.shape, sharding, lambda index: host[index])
-    return jax.tree.map(put, tree)
 
 
 def shard_batch(tree: Any, mesh: Mesh) -> Any:
@@ -59,20 +42,3 @@ def shard_batch(tree: Any, mesh: Mesh) -> Any:
                              "choose a batch size divisible by the device count")
         return jax.make_array_from_callback(x.shape, sharding, lambda index: x[index])
     return jax.tree.map(put, tree)
-
-
-def init_distributed() -> bool:
-    """Join a multi-host run when ``JAX_COORDINATOR_ADDRESS``, ``JAX_NUM_PROCESSES`` and
-    ``JAX_PROCESS_ID`` are set (call before any other JAX use); True if it did.
-
-    CPU processes exchange gradients through gloo collectives (the CPU backend has no other
-    cross-process implementation); accelerator backends use their own.
-    """
-    address = os.environ.get("JAX_COORDINATOR_ADDRESS")
-    if not address:
-        return False
-    jax.config.update("jax_cpu_collectives_implementation", "gloo")
-    jax.distributed.initialize(coordinator_address=address,
-                               num_processes=int(os.environ["JAX_NUM_PROCESSES"]),
-                               process_id=int(os.environ["JAX_PROCESS_ID"]))
-    return True

@@ -1,9 +1,13 @@
-"""The Deep CFR config tree, per-game default tables and the checks run when a config is loaded.
+"""The Deep CFR config tree and the checks run when a config is loaded.
 
-Fields typed ``X | None`` default to ``None``, meaning "the game's default": :func:`resolve`
-fills them from :data:`GAME_DEFAULTS` (so ``--game=kuhn`` alone gives the tuned Kuhn settings,
-and any explicit flag or preset value still wins). Invalid combinations raise ``ValueError``
-from ``__post_init__``, i.e. whenever a config is built, overridden or read from config.json.
+Fields typed ``X | None`` default to ``None``, meaning "the game's setting": :func:`resolve` fills
+them from the game's preset (``presets.PRESETS["kuhn"]``, ...), the same dotted tables the
+launcher's ``--preset`` applies. The ``None`` fields are worth their second step: the tuned
+settings differ per game (Kuhn's 32x32 nets, Leduc's merged fits, Lost Cities' probe sampling),
+so ``--game=leduc`` alone, a preset built on another (``lostcities_small``) and a config read
+back from an old run folder all get their game's settings without repeating them, while any
+value given explicitly still wins. Invalid combinations raise ``ValueError`` from
+``__post_init__``, i.e. whenever a config is built, overridden or read from config.json.
 """
 
 from __future__ import annotations
@@ -11,10 +15,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Literal
 
+from lostcities.deep_cfr.presets import PRESETS
 from runkit import config_tree
 
-__all__ = ["GAME_DEFAULTS", "NET_OPPONENTS", "WIDTHS", "AdvantageConfig", "DeepCFRConfig", "EvalConfig",
-           "StrategyConfig", "resolve"]
+__all__ = ["NET_OPPONENTS", "RESUMABLE", "WIDTHS", "AdvantageConfig", "DeepCFRConfig", "EvalConfig",
+           "StrategyConfig", "check_resumable", "history_depth", "keeps_league", "resolve"]
 
 Game = Literal["kuhn", "leduc", "lostcities"]
 Sampling = Literal["outcome", "external", "chance", "probe"]
@@ -91,6 +96,8 @@ class DeepCFRConfig:
     opponent: Literal["current", "average", "league"] = "current"  # Lost Cities training opponent
     league_size: int = 8  # league (training opponent or evaluation): past snapshots kept
     bf16: bool = False  # bfloat16 network compute (parameters stay float32)
+    probes: int = 1  # probe sampling: rollouts per legal action at the kept node (averaged)
+    symmetry: bool = False  # Lost Cities: fit both nets on rows under random colour renamings
     checkpoint_every: int | None = None
     keep_checkpoints: int = 2
     progress: bool = True
@@ -102,53 +109,38 @@ class DeepCFRConfig:
         check(self)
 
 
-_POKER = {
-    "sampling": "external", "chunk": 4096, "keep_value_nets": True,
-    "advantage.capacity": 1_000_000, "strategy.capacity": 1_000_000, "eval.policy": "both",
-    "eval.games": 0, "checkpoint_every": 50,
-}
-
 # External sampling's full pools: slots per traversal at each depth (terminal nodes included), by
 # game and sampling scheme; outcome sampling needs none. They bound a call's widest depth over
 # its thousands of traversals (one Leduc traversal alone can need 10); training runs on pools
 # fitted to the occupancy seen and falls back to these only after an overflow.
 WIDTHS = {"kuhn": {"external": 2, "chance": 4}, "leduc": {"external": 8, "chance": 24}}
 
-GAME_DEFAULTS: dict[str, dict[str, Any]] = {
-    # Kuhn: advantage nets fitted to the whole buffer merged per input (as Leduc) and the SD-CFR
-    # policy reported. Six seeds of 60 iterations read 0.019-0.030 (BENCHMARKS.md, round 9); the
-    # earlier defaults (raw rows, average net reported) read 0.025 on seed 0 but 0.04-0.07 on others.
-    "kuhn": {**_POKER, "iterations": 60, "traversals": 1000, "advantage.reinit": True,
-             "advantage.merge": True, "advantage.fit_merged": True, "advantage.schedule": "constant",
-             "advantage.capacity": 131_072, "eval.policy": "sdcfr",
-             "advantage.hidden": (32, 32), "advantage.steps": 150, "advantage.batch_size": 512,
-             "strategy.hidden": (32, 32), "strategy.steps": 1500, "strategy.batch_size": 1024,
-             "eval.every": 10},
-    # Leduc: warm-started 128x128 advantage nets fitted to the whole buffer merged per input
-    # (the buffer-tabular diagnostic showed the sampled targets track exact linear CFR and the
-    # fit was the gap; exact per-input targets close it) and the SD-CFR policy as the reported
-    # one: its exact NashConv needs no average-net fit (3,000 steps: ~40 s each time). A
-    # 131,072-row reservoir holds every merged row of 140 iterations (player 0: 55,797) and
-    # keeps the per-fit merge cheap (a million rows: ~1 s per fit).
-    "leduc": {**_POKER, "iterations": 140, "traversals": 3000, "advantage.reinit": False,
-              "advantage.merge": True, "advantage.fit_merged": True, "advantage.schedule": "constant",
-              "advantage.capacity": 131_072, "eval.policy": "sdcfr",
-              "advantage.hidden": (128, 128), "advantage.steps": 300, "advantage.batch_size": 1024,
-              "strategy.hidden": (128, 128), "strategy.steps": 3000, "strategy.batch_size": 2048,
-              "eval.every": 10},
-    # Lost Cities: probe sampling (outcome sampling's importance weights over a whole game's decisions
-    # swamped its regrets: 0.76 against random at best, BENCHMARKS.md); chunk 512 bounds a classic
-    # call's walk records (400 decisions x 371 observation floats per traversal).
-    "lostcities": {"sampling": "probe", "iterations": 30, "advantage.reinit": True,
-                   "advantage.merge": False, "advantage.fit_merged": False, "advantage.schedule": "constant",
-                   "traversals": 2048,
-                   "chunk": 512, "width": 1,
-                   "keep_value_nets": False, "advantage.hidden": (256, 256), "advantage.steps": 200,
-                   "advantage.batch_size": 1024, "advantage.capacity": 400_000,
-                   "strategy.hidden": (256, 256), "strategy.steps": 1000, "strategy.batch_size": 1024,
-                   "strategy.capacity": 400_000, "eval.every": 10, "eval.policy": "average_net",
-                   "eval.games": 400, "checkpoint_every": 5},
-}
+RESUMABLE = ("iterations", "progress", "checkpoint_every", "keep_checkpoints")
+"""Fields a resumed run may change (``--resume=RUN --iterations=60`` extends a run): its length,
+progress bar and checkpoint cadence; everything else is fixed by the run folder's config.json."""
+
+
+def keeps_league(cfg: DeepCFRConfig) -> bool:
+    """Whether past snapshots are kept: a league opponent in training or in evaluation."""
+    return cfg.opponent == "league" or (cfg.game == "lostcities" and "league" in cfg.eval.opponents)
+
+
+def history_depth(cfg: DeepCFRConfig) -> int:
+    """Rows of the snapshot ring: all iterations for SD-CFR, else ``league_size`` (bounded), else 1."""
+    if cfg.keep_value_nets:
+        return cfg.iterations
+    return min(cfg.league_size, cfg.iterations) if keeps_league(cfg) else 1
+
+
+def check_resumable(saved: DeepCFRConfig, resumed: DeepCFRConfig) -> None:
+    """A ``ResumeError`` where a resume's changes (``--iterations``) would change the checkpointed
+    state's shapes (the snapshot ring of SD-CFR or a league is sized by the iteration count)."""
+    from runkit import ResumeError
+
+    if history_depth(saved) != history_depth(resumed):
+        raise ResumeError(
+            f"--iterations={resumed.iterations} cannot be given with --resume: this run keeps a snapshot "
+            f"per iteration (SD-CFR or a league), so its checkpoint holds {history_depth(saved)} of them")
 
 
 def _get(cfg: Any, dotted: str) -> Any:
@@ -158,8 +150,8 @@ def _get(cfg: Any, dotted: str) -> Any:
 
 
 def resolve(cfg: DeepCFRConfig) -> DeepCFRConfig:
-    """``cfg`` with every ``None`` field filled from its game's row of :data:`GAME_DEFAULTS`."""
-    table = dict(GAME_DEFAULTS[cfg.game])
+    """``cfg`` with every ``None`` field filled from its game's preset (``presets.PRESETS[cfg.game]``)."""
+    table = dict(PRESETS[cfg.game])
     sampling = cfg.sampling or table["sampling"]
     table.setdefault("width", WIDTHS.get(cfg.game, {}).get(sampling, 1))
     missing = {k: v for k, v in table.items() if _get(cfg, k) is None}
@@ -172,7 +164,7 @@ def resolve(cfg: DeepCFRConfig) -> DeepCFRConfig:
 
 def check(cfg: DeepCFRConfig) -> None:
     """Reject configs that would train something wrong; the messages say why."""
-    sampling = cfg.sampling or GAME_DEFAULTS[cfg.game]["sampling"]
+    sampling = cfg.sampling or PRESETS[cfg.game]["sampling"]
     if cfg.strategy.record_at == "traverser":
         if sampling in ("external", "chance"):
             raise ValueError(
@@ -197,6 +189,10 @@ def check(cfg: DeepCFRConfig) -> None:
     if cfg.opponent != "current" and sampling != "outcome":
         raise ValueError(f"--opponent={cfg.opponent} needs --sampling=outcome: only outcome sampling "
                          "importance-weights the strategy rows for an opponent that is not the current net")
+    if cfg.symmetry and cfg.game != "lostcities":
+        raise ValueError("symmetry renames Lost Cities' colours: --game=lostcities only")
+    if cfg.probes < 1 or (cfg.probes > 1 and sampling != "probe"):
+        raise ValueError(f"probes={cfg.probes}: at least 1, and more than 1 only with --sampling=probe")
     if cfg.league_size < 1:
         raise ValueError(f"league_size must be at least 1, got {cfg.league_size}")
     if cfg.game == "lostcities":

@@ -23,7 +23,7 @@ from lostcities.deep_cfr.networks import NetSpec
 from lostcities.deep_cfr.regret import masked_softmax
 from lostcities.deep_cfr.reservoir import Reservoir, reservoir_sample
 
-__all__ = ["FitSpec", "fit", "weighted_loss"]
+__all__ = ["FitSpec", "fit", "symmetric_batch", "weighted_loss"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,6 +37,10 @@ class FitSpec:
     learning_rate: float = 1e-3
     grad_clip: float = 1.0
     schedule: Literal["constant", "cosine"] = "constant"  # cosine: decay to 0 over the fit's steps
+    # A game with ``symmetries() -> (obs_index [P, obs], action_index [P, A])`` (Lost Cities' colour
+    # renamings): every batch row is shown under one of them drawn at random, so the net learns the
+    # game's symmetric solution from P times the samples of each information set.
+    symmetry: Any = None
 
 
 def weighted_loss(spec: FitSpec, params: Any, batch: dict[str, jax.Array]) -> jax.Array:
@@ -47,6 +51,14 @@ def weighted_loss(spec: FitSpec, params: Any, batch: dict[str, jax.Array]) -> ja
     err = jnp.where(mask, (pred - batch["target"]) ** 2, 0.0).sum(-1)
     w = batch["weight"]
     return (w * err).sum() / jnp.maximum(w.sum(), 1e-12)
+
+
+def symmetric_batch(symmetry: Any, batch: dict[str, jax.Array], key: jax.Array) -> dict[str, jax.Array]:
+    """``batch`` with each row renamed by a symmetry of ``symmetry.symmetries()`` drawn uniformly."""
+    obs_index, action_index = (jnp.asarray(x) for x in symmetry.symmetries())
+    pick = jax.random.randint(key, (batch["obs"].shape[0],), 0, obs_index.shape[0])
+    by_action = {k: jnp.take_along_axis(batch[k], action_index[pick], axis=1) for k in ("mask", "target")}
+    return {**batch, "obs": jnp.take_along_axis(batch["obs"], obs_index[pick], axis=1), **by_action}
 
 
 def fit(spec: FitSpec, params: Any, buffer: Reservoir, key: jax.Array) -> tuple[Any, dict[str, jax.Array]]:
@@ -65,7 +77,10 @@ def fit(spec: FitSpec, params: Any, buffer: Reservoir, key: jax.Array) -> tuple[
 
     def step(i, carry):
         params, opt_state, skipped, loss_sum = carry
-        batch = reservoir_sample(buffer, jax.random.fold_in(key, i), spec.batch_size)
+        k_batch = jax.random.fold_in(key, i)
+        batch = reservoir_sample(buffer, k_batch, spec.batch_size)
+        if spec.symmetry is not None:
+            batch = symmetric_batch(spec.symmetry, batch, jax.random.fold_in(k_batch, 1))
         loss, grads = grad_fn(params, batch)
         updates, new_opt = opt.update(grads, opt_state, params)
         new_params = optax.apply_updates(params, updates)

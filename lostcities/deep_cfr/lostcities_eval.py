@@ -8,12 +8,13 @@ kind serves the whole run): bots by name, and the run's own nets (``config.NET_O
 a mirror match whose win rate must be 0.5 within its interval) and ``league`` (every stored past
 snapshot of both players, an equal share of deals each).
 
-Diagnostics come from the agent's own seat in games against the random bot: expeditions opened
-per game, the share of opened expeditions that end negative, wager cards played per game, and the
-gap between the advantage net's predicted advantage of each chosen action and the game's realised
-return for the agent (advantages are regrets, not values, so this is a calibration signal, not an
-error to drive to zero). On the oracle's ``micro`` variant the agent's exact NashConv and
-exploitability come from ``lostcities.exact.lostcities_oracle``.
+Diagnostics (the plateau measures): the agent's habits over its games against the bots (expeditions
+opened per game, the share of them ending negative, wagers, discard-pile draws and those never
+played, the mean score of an opened expedition by colour: ``lostcities.evaluation.play_diagnostics``,
+the same figures ``experiments.ladder`` gives every bot), and the advantage nets against fresh
+sampled regrets (:func:`regret_diagnostics`: calibration bins and regrets by action class). On the
+oracle's ``micro`` variant the agent's exact NashConv and exploitability come from
+``lostcities.exact.lostcities_oracle``.
 """
 
 from __future__ import annotations
@@ -27,18 +28,24 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from lostcities import engine
 from lostcities.api import Policy
 from lostcities.bots import make_bot
 from lostcities.deep_cfr.networks import NetSpec
 from lostcities.deep_cfr.player import net_policy, regret_policy
 from lostcities.deep_cfr.regret import Fallback
-from lostcities.deep_cfr.solver import Solver, SolverState
-from lostcities.evaluation import mirrored_schedule, mirrored_summary, play_games, seat_scores
+from lostcities.deep_cfr.solver import Solver, SolverState, traversal_rows
+from lostcities.evaluation import (
+    mirrored_schedule,
+    mirrored_summary,
+    play_diagnostics,
+    play_games,
+    seat_scores,
+)
+from lostcities.sharding import whole
 from lostcities.variants import Variant
 
-__all__ = ["BotOpponent", "LostCitiesEvaluator", "NetOpponent", "diagnostics", "opponents", "play_against",
-           "plot_head_to_head"]
+__all__ = ["ACTION_CLASSES", "BotOpponent", "LostCitiesEvaluator", "NetOpponent", "action_classes",
+           "opponents", "play_against", "plot_diagnostics", "plot_head_to_head", "regret_diagnostics"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,15 +76,14 @@ class NetOpponent:
 
 @functools.partial(jax.jit, static_argnums=(0, 1, 2))
 def _play_groups(variant: Variant, agent_net: NetSpec, opponent: BotOpponent | NetOpponent, agent_params: Any,
-                 opp_params: Any, keys: jax.Array, a_seat: jax.Array, first: jax.Array) -> jax.Array:
-    """``int32[K, G, 2]`` scores: group ``k``'s ``G`` games against ``opponent`` with ``opp_params[k]``.
-
-    Params are traced arguments, so one compiled program serves every evaluation of a run.
-    """
+                 opp_params: Any, keys: jax.Array, a_seat: jax.Array,
+                 first: jax.Array) -> dict[str, jax.Array]:
+    """``play_games``' outputs ``[K, G, ...]``: group ``k``'s ``G`` games against ``opponent`` with
+    ``opp_params[k]``. Params are traced arguments, so one compiled program serves every evaluation."""
     agent = net_policy(agent_net, agent_params)
 
     def group(params, k, s, f):
-        return play_games(variant, agent, opponent.policy(params), k, s, f)["scores"]
+        return play_games(variant, agent, opponent.policy(params), k, s, f)
 
     return jax.vmap(group)(opp_params, keys, a_seat, first)
 
@@ -87,16 +93,18 @@ def play_against(variant: Variant, agent_net: NetSpec, agent_params: Any, oppone
     """The agent (a strategy net) against a pool of ``K`` opponents stacked on ``opp_params``' leading axis.
 
     Mirrored deals (``lostcities.evaluation.mirrored_schedule``) are split into ``K`` equal groups of
-    at least one deal, one per pool member; returns ``mirrored_summary`` of all games (A is the agent).
+    at least one deal, one per pool member; returns ``mirrored_summary`` of all games (A is the agent)
+    and the agent's ``diagnostics`` (``lostcities.evaluation.play_diagnostics``).
     """
     k = jax.tree.leaves(opp_params)[0].shape[0]
     per = max(1, -(-games // (2 * k)))
     keys, a_seat, first = mirrored_schedule(2 * k * per, seed)
     shape = (k, 2 * per)
-    scores = np.asarray(_play_groups(variant, agent_net, opponent, agent_params, opp_params,
-                                     keys.reshape(*shape), a_seat.reshape(shape), first.reshape(shape)))
-    score_a, score_b = seat_scores(scores.reshape(-1, 2), a_seat)
-    return mirrored_summary(score_a - score_b)
+    out = jax.device_get(_play_groups(variant, agent_net, opponent, agent_params, opp_params,
+                                      keys.reshape(*shape), a_seat.reshape(shape), first.reshape(shape)))
+    out = {name: value.reshape(-1, *value.shape[2:]) for name, value in out.items()}
+    score_a, score_b = seat_scores(out["scores"], a_seat)
+    return {**mirrored_summary(score_a - score_b), "diagnostics": play_diagnostics(out, a_seat)}
 
 
 def opponents(solver: Solver, state: SolverState) -> dict[str, tuple[BotOpponent | NetOpponent, Any]]:
@@ -123,51 +131,59 @@ def opponents(solver: Solver, state: SolverState) -> dict[str, tuple[BotOpponent
     return out
 
 
-@functools.partial(jax.jit, static_argnums=(0, 1))
-def _diagnostic_games(solver: Solver, num: int, strat, adv, key: jax.Array) -> dict[str, jax.Array]:
-    game = solver.game
-    variant = game.variant
-    agent = net_policy(solver.strat_net, strat)
-    opponent = make_bot("random", variant)
-
-    def one(k):
-        k_init, k_play = jax.random.split(k)
-        state = game.init(k_init)
-
-        def body(carry, kk):
-            state, pred_sum, n = carry
-            ka, kb = jax.random.split(kk)
-            p = game.current_player(state)
-            obs = game.observation(state, p)
-            mask = game.legal_action_mask(state)
-            a = jnp.where(p == 0, agent(obs, mask, ka), opponent(obs, mask, kb))
-            mine = (p == 0) & ~game.terminal(state)
-            pred = solver.adv_net.apply(adv, obs)[a]
-            new = game.step(state, a, kb)
-            return (new, pred_sum + jnp.where(mine, pred, 0.0), n + mine), None
-
-        keys = jax.random.split(k_play, game.max_decisions)
-        (final, pred_sum, n), _ = jax.lax.scan(body, (state, 0.0, 0), keys)
-        per_colour = engine.expedition_scores(final, variant)[0]
-        mine = (final.loc == engine.EXPEDITION[0]).reshape(variant.num_colours, variant.cards_per_colour)
-        opened = mine.any(-1)
-        wagers = mine[:, : variant.num_wagers].sum()
-        return {"opened": opened.sum(), "negative": (opened & (per_colour < 0)).sum(), "wagers": wagers,
-                "pred": pred_sum / jnp.maximum(n, 1), "ret": game.returns(final)[0]}
-
-    return jax.vmap(one)(jax.random.split(key, num))
+ACTION_CLASSES = ("open", "extend", "wager", "discard", "deck", "pile")
 
 
-def diagnostics(solver: Solver, state: SolverState, *, games: int, seed: int) -> dict[str, float]:
-    """Play diagnostics of the average-strategy agent (seat 0) against the random bot."""
-    adv0 = jax.tree.map(lambda x: x[0], state.adv)
-    out = jax.device_get(_diagnostic_games(solver, games, state.strat, adv0, jax.random.key(seed)))
-    opened = float(out["opened"].sum())
-    return {"expeditions_opened": float(out["opened"].mean()),
-            "negative_share": float(out["negative"].sum()) / max(opened, 1.0),
-            "wagers_per_game": float(out["wagers"].mean()),
-            "predicted_advantage": float(out["pred"].mean()), "realised_return": float(out["ret"].mean()),
-            "advantage_gap": float(np.mean(out["pred"] - out["ret"]))}
+def action_classes(obs: jax.Array, variant: Variant) -> jax.Array:
+    """``int32[..., A]``: the class (index into :data:`ACTION_CLASSES`) of every action at ``obs``:
+    playing a number card on an unstarted expedition (open) or a started one (extend), playing a
+    wager, discarding, drawing from the deck, drawing from a discard pile."""
+    n, c, k = variant.num_cards, variant.num_colours, variant.cards_per_colour
+    started = obs[..., n: 2 * n].reshape(*obs.shape[:-1], c, k).any(-1)
+    card_started = jnp.repeat(started, k, axis=-1)
+    wager = jnp.asarray(np.arange(n) % k < variant.num_wagers)
+    play = jnp.where(wager, 2, jnp.where(card_started, 1, 0))
+    rest = jnp.broadcast_to(jnp.asarray([3] * n + [4] + [5] * c), (*obs.shape[:-1], n + 1 + c))
+    return jnp.concatenate([play, rest], axis=-1).astype(jnp.int32)
+
+
+@functools.partial(jax.jit, static_argnums=(0, 4))
+def _held_out_rows(solver: Solver, state: SolverState, key: jax.Array, p: jax.Array, n: int):
+    """Fresh advantage rows of player ``p`` (not stored) and the net's predictions on them."""
+    k_trav, k_opp = jax.random.split(key)
+    adv, _, _ = traversal_rows(solver, state, k_trav, k_opp, p, state.iteration, n)
+    pred = solver.adv_net.apply(jax.tree.map(lambda x: x[p], state.adv), adv["obs"])
+    return whole((adv, pred))
+
+
+def regret_diagnostics(solver: Solver, state: SolverState, *, traversals: int, seed: int,
+                       bins: int = 10) -> dict[str, Any]:
+    """The advantage nets against fresh sampled regrets (both players, ``traversals`` each): mean
+    prediction and mean sampled regret in ``bins`` equal-count bins of the prediction (calibration;
+    the nets estimate the iterations' weighted mean regret, so a well-fitted net lies near the
+    diagonal up to the latest iteration's drift), and both means by action class."""
+    variant = solver.game.variant
+    preds, targets, classes = [], [], []
+    for p in range(2):
+        rows, pred = jax.device_get(_held_out_rows(solver, state, jax.random.key(seed + p), jnp.int32(p),
+                                                   traversals))
+        legal = rows["mask"] & rows["valid"][:, None]
+        preds.append(pred[legal])
+        targets.append(rows["target"][legal])
+        classes.append(np.asarray(action_classes(rows["obs"], variant))[legal])
+    pred, target, cls = (np.concatenate(x) for x in (preds, targets, classes))
+    out: dict[str, Any] = {}
+    if pred.size:
+        order = np.argsort(pred, kind="stable")
+        parts = np.array_split(order, bins)
+        out["calibration_predicted"] = [float(pred[i].mean()) for i in parts if i.size]
+        out["calibration_realised"] = [float(target[i].mean()) for i in parts if i.size]
+    for j, name in enumerate(ACTION_CLASSES):
+        sel = cls == j
+        if sel.any():
+            out[f"regret_{name}"] = float(target[sel].mean())
+            out[f"predicted_{name}"] = float(pred[sel].mean())
+    return out
 
 
 def _record(metrics: dict[str, Any], name: str, result: dict[str, Any]) -> None:
@@ -191,13 +207,19 @@ class LostCitiesEvaluator:
         variant = s.game.variant
         seed = s.cfg.seed * 1_000_003 + int(state.iteration)
         pool = opponents(s, state)
+        habits = []
         for name, (opponent, params) in pool.items():
             result = play_against(variant, s.strat_net, state.strat, opponent, params,
                                   games=s.cfg.eval.games, seed=seed)
             _record(metrics, name, result)
+            if isinstance(opponent, BotOpponent):
+                habits.append(result["diagnostics"])
         if "league" in pool:
             metrics["league_snapshots"] = len(s.league_rows(state))
-        metrics.update(diagnostics(s, state, games=max(16, s.cfg.eval.games // 4), seed=seed))
+        if habits:  # the agent's habits over its games against the bots, equal games each
+            metrics.update({k: np.mean([h[k] for h in habits], axis=0).tolist() for k in habits[0]})
+        if s.cfg.sampling in ("probe", "outcome"):
+            metrics.update(regret_diagnostics(s, state, traversals=max(64, s.cfg.eval.games // 2), seed=seed))
         if variant.name == "micro":
             metrics.update(_oracle_metrics(s, state))
         return state, metrics
@@ -238,4 +260,53 @@ def plot_head_to_head(rows: list[dict[str, Any]], out: str | Path,
         ax.set_ylim(0, 1)
     ax.legend()
     fig.savefig(out, dpi=100, bbox_inches="tight")
+    return out
+
+
+def plot_diagnostics(rows: list[dict[str, Any]], out: str | Path) -> Path:
+    """The plateau diagnostics over iterations: habits, score per expedition by colour, regrets by
+    action class (sampled and predicted), and the latest calibration bins; save PNG."""
+    from matplotlib.figure import Figure
+
+    rows = [r for r in rows if "expeditions_opened" in r or "calibration_predicted" in r]
+    fig = Figure(figsize=(12, 7))
+    axes = fig.subplots(2, 3).ravel()
+    panels = [("expeditions_opened", "wagers_per_game", "pile_draws_per_game", "stalled_draws_per_game"),
+              ("negative_share",)]
+    for ax, names in zip(axes[:2], panels, strict=True):
+        for name in names:
+            pts = [(r["step"], r[name]) for r in rows if name in r]
+            if pts:
+                ax.plot(*zip(*pts, strict=True), marker=".", label=name.replace("_", " "))
+        ax.legend(fontsize=7)
+        ax.set_xlabel("iteration")
+    scored = [r for r in rows if "score_per_expedition" in r]
+    if scored:
+        per_colour = np.asarray([r["score_per_expedition"] for r in scored])
+        for c in range(per_colour.shape[1]):
+            axes[2].plot([r["step"] for r in scored], per_colour[:, c], marker=".", label=f"colour {c}")
+        axes[2].legend(fontsize=7)
+    axes[2].set_title("mean score of an opened expedition", fontsize=9)
+    for ax, prefix in ((axes[3], "regret_"), (axes[4], "predicted_")):
+        for name in ACTION_CLASSES:
+            pts = [(r["step"], r[prefix + name]) for r in rows if prefix + name in r]
+            if pts:
+                ax.plot(*zip(*pts, strict=True), marker=".", label=name)
+        ax.axhline(0.0, color="grey", lw=0.5)
+        kind = "sampled" if prefix == "regret_" else "predicted"
+        ax.set_title(f"{kind} regret by action class", fontsize=9)
+        ax.legend(fontsize=7)
+    calibrated = [r for r in rows if "calibration_predicted" in r]
+    if calibrated:
+        last = calibrated[-1]
+        axes[5].plot(last["calibration_predicted"], last["calibration_realised"], marker="o")
+        lo = min(min(last["calibration_predicted"]), min(last["calibration_realised"]))
+        hi = max(max(last["calibration_predicted"]), max(last["calibration_realised"]))
+        axes[5].plot([lo, hi], [lo, hi], color="grey", lw=0.5)
+        axes[5].set_title(f"advantage calibration, iteration {last['step']}", fontsize=9)
+        axes[5].set_xlabel("predicted (bin mean)")
+        axes[5].set_ylabel("sampled regret (bin mean)")
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=90, bbox_inches="tight")
     return out

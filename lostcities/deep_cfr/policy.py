@@ -11,8 +11,6 @@ policy that mixture is, at information set ``I`` of player ``i``,
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import jax
@@ -22,7 +20,7 @@ import numpy as np
 from lostcities.deep_cfr.networks import NetSpec
 from lostcities.deep_cfr.regret import Fallback, masked_softmax, regret_matching
 
-__all__ = ["average_policy_fn", "policy_table", "sdcfr_node_policy", "write_policy_json"]
+__all__ = ["average_policy_fn", "sdcfr_node_policy"]
 
 
 def average_policy_fn(net: NetSpec, params: Any):
@@ -69,21 +67,3 @@ def sdcfr_node_policy(tree: Any, net: NetSpec, history: Any, iterations: int,
     uniform = tree.infoset_mask / tree.infoset_mask.sum(1, keepdims=True)
     avg = np.where(den[:, None] > 0, num / np.maximum(den[:, None], 1e-300), uniform)
     return avg[tree.infoset]
-
-
-def policy_table(tree: Any, node_policy: np.ndarray) -> dict[str, dict[str, float]]:
-    """``{information-state string: {action id: probability}}`` over every information set's legal actions."""
-    table: dict[str, dict[str, float]] = {}
-    for d, i in enumerate(tree.infoset):
-        key = tree.infoset_key[i]
-        if key not in table:
-            table[key] = {str(a): float(node_policy[d, a]) for a in np.flatnonzero(tree.mask[d])}
-    return table
-
-
-def write_policy_json(path: str | Path, tree: Any, node_policy: np.ndarray) -> None:
-    """Write :func:`policy_table` as JSON (atomically)."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(policy_table(tree, node_policy), indent=1, sort_keys=True) + "\n")
-    tmp.replace(path)

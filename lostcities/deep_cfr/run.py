@@ -10,18 +10,21 @@ ends with exactly the parameters of an uninterrupted one.
 
 from __future__ import annotations
 
-import dataclasses
 import time
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+import jax
 import numpy as np
 from tqdm import tqdm
 
-from lostcities.deep_cfr.config import DeepCFRConfig, resolve
-from lostcities.deep_cfr.games import make_game
-from lostcities.deep_cfr.policy import average_policy_fn, sdcfr_node_policy, write_policy_json
+from lostcities.deep_cfr.config import RESUMABLE, DeepCFRConfig, check_resumable, resolve
+from lostcities.deep_cfr.policy import average_policy_fn, sdcfr_node_policy
 from lostcities.deep_cfr.solver import Solver, SolverState, make_solver
-from runkit import plots
+from lostcities.games import make_game
+from lostcities.sharding import place
+from runkit import config_tree, plots
 from runkit.metrics import MetricsLog, read_metrics
 from runkit.run_dir import RunDir
 
@@ -63,6 +66,8 @@ class PokerEvaluator:
 
     def export(self, state: SolverState, run: RunDir) -> list[str]:
         """Write ``policy.json`` (the reported average policy) and ``policy_sdcfr.json`` if both exist."""
+        from lostcities.exact.policy_io import write_policy_json
+
         policies = self.node_policies(state)
         names = []
         for i, (name, pol) in enumerate(policies.items()):
@@ -72,14 +77,24 @@ class PokerEvaluator:
         return names
 
 
-def open_run(cfg: DeepCFRConfig) -> tuple[DeepCFRConfig, RunDir | None]:
-    """The resolved config and its run folder (reopened with ``cfg.resume``, whose config.json wins)."""
+def open_run(cfg: DeepCFRConfig, resume_overrides: Mapping[str, Any] | None = None
+             ) -> tuple[DeepCFRConfig, RunDir | None]:
+    """The resolved config and its run folder. With ``cfg.resume`` the folder's config.json wins,
+    changed only by ``resume_overrides`` (dotted keys among ``config.RESUMABLE``; any other key is a
+    :class:`runkit.ResumeError` naming it)."""
+    primary = jax.process_index() == 0  # with several processes, the first writes the run folder's files
     if cfg.resume:
-        run, saved = RunDir.resume(cfg.resume, DeepCFRConfig)
-        saved = dataclasses.replace(saved, progress=cfg.progress)
+        run, saved = RunDir.resume(cfg.resume, DeepCFRConfig, overrides=resume_overrides, mutable=RESUMABLE,
+                                   save=False)
+        original = config_tree.load_json(DeepCFRConfig, run.config_path)
+        check_resumable(resolve(original), resolve(saved))
+        if saved != original and primary:
+            run.save_config(saved)
         return resolve(saved), run
     cfg = resolve(cfg)
-    return cfg, (RunDir.create(cfg.run_dir, cfg) if cfg.run_dir else None)
+    if not cfg.run_dir:
+        return cfg, None
+    return cfg, (RunDir.create(cfg.run_dir, cfg) if primary else RunDir(Path(cfg.run_dir)))
 
 
 def _evaluator(solver: Solver):
@@ -90,12 +105,16 @@ def _evaluator(solver: Solver):
     return LostCitiesEvaluator(solver)
 
 
-def train(cfg: DeepCFRConfig) -> dict[str, Any]:
-    """Run (or resume) training; return the last evaluation's metrics, timings and run paths."""
-    cfg, run = open_run(cfg)
+def train(cfg: DeepCFRConfig, *, resume_overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Run (or resume, see :func:`open_run`) training; return the last evaluation's metrics, timings
+    and run paths. Lost Cities traversals and games are split over every device of every process
+    (``lostcities.sharding``; join several with ``runkit.distributed.init_distributed`` first); the
+    first process writes metrics, plots and exports."""
+    cfg, run = open_run(cfg, resume_overrides)
     game = make_game(cfg.game, cfg.variant)
     solver = make_solver(cfg, game)
-    state = solver.init_state()
+    state = place(solver.init_state())
+    primary = jax.process_index() == 0
     evaluate = _evaluator(solver)
     ckpt, start = None, 0
     if run is not None:
@@ -103,7 +122,7 @@ def train(cfg: DeepCFRConfig) -> dict[str, Any]:
         restored = ckpt.restore_latest(template=state)
         if restored is not None:
             state, start = restored.state, restored.step
-    log = MetricsLog(run.metrics_path, truncate_after=start) if run is not None else None
+    log = MetricsLog(run.metrics_path, truncate_after=start) if run is not None and primary else None
     t0, last = time.time(), {}
     bar = tqdm(range(start + 1, cfg.iterations + 1), desc=f"deep_cfr {cfg.game}", disable=not cfg.progress)
     for t in bar:
@@ -123,6 +142,8 @@ def train(cfg: DeepCFRConfig) -> dict[str, Any]:
                               "traversals": cfg.traversals, "seconds": time.time() - t0, **last}
     if run is not None:
         ckpt.close()
+        if not primary:
+            return {**result, "state": state}
         log.close()
         if hasattr(evaluate, "export"):
             result["exported"] = evaluate.export(state, run)
@@ -138,9 +159,10 @@ def _plot(run: RunDir, cfg: DeepCFRConfig) -> None:
         plots.curves(rows, ["nash_conv_average_net", "nash_conv_sdcfr"], run.plots_path / "nash_conv.png",
                      logy=True)
     else:
-        from lostcities.deep_cfr.lostcities_eval import plot_head_to_head
+        from lostcities.deep_cfr.lostcities_eval import plot_diagnostics, plot_head_to_head
 
         plot_head_to_head(rows, run.plots_path / "win_rate.png", "win_rate")
+        plot_diagnostics(rows, run.plots_path / "diagnostics.png")
         plot_head_to_head(rows, run.plots_path / "score_diff.png", "score_diff")
         if any("exploitability" in r for r in rows):
             plots.curves(rows, ["exploitability"], run.plots_path / "exploitability.png", logy=True)

@@ -20,7 +20,7 @@ import numpy as np
 from flax import struct
 
 from lostcities.api import Game
-from lostcities.deep_cfr.config import DeepCFRConfig
+from lostcities.deep_cfr.config import DeepCFRConfig, history_depth, keeps_league
 from lostcities.deep_cfr.fit import FitSpec, fit
 from lostcities.deep_cfr.merge import merge_rows, merged_reservoir
 from lostcities.deep_cfr.networks import NetSpec
@@ -36,7 +36,7 @@ from lostcities.deep_cfr.traversal import (
 )
 from runkit import config_tree
 
-__all__ = ["Solver", "SolverState", "make_solver"]
+__all__ = ["Solver", "SolverState", "make_solver", "traversal_rows"]
 
 
 @struct.dataclass
@@ -78,9 +78,7 @@ class Solver:
 
     @property
     def keeps_league(self) -> bool:
-        """Whether past snapshots are kept: a league opponent in training or in evaluation."""
-        cfg = self.cfg
-        return cfg.opponent == "league" or (cfg.game == "lostcities" and "league" in cfg.eval.opponents)
+        return keeps_league(self.cfg)
 
     @property
     def keeps_history(self) -> bool:
@@ -88,10 +86,7 @@ class Solver:
 
     @property
     def history_depth(self) -> int:
-        """Rows of the snapshot ring: all iterations for SD-CFR, else ``league_size`` (bounded)."""
-        if self.cfg.keep_value_nets:
-            return self.cfg.iterations
-        return min(self.cfg.league_size, self.cfg.iterations) if self.keeps_league else 1
+        return history_depth(self.cfg)
 
     def league_count(self, done: Any) -> Any:
         """Snapshots in the league after ``done`` finished iterations (host int or traced)."""
@@ -199,11 +194,15 @@ def make_solver(cfg: DeepCFRConfig, game: Game) -> Solver:
     average = cfg.opponent == "average"
     trav = TraversalSpec(game, adv_net, cfg.fallback, cfg.exploration, cfg.width,
                          "average" if average else "advantage", strat_net if average else adv_net,
-                         expand_opponent=cfg.sampling == "chance", record_current=cfg.opponent != "current")
+                         expand_opponent=cfg.sampling == "chance", probes=cfg.probes,
+                         record_current=cfg.opponent != "current")
     a, s = cfg.advantage, cfg.strategy
+    sym = game if cfg.symmetry else None
     return Solver(cfg, game, adv_net, strat_net, trav,
-                  FitSpec(adv_net, "advantage", a.steps, a.batch_size, a.learning_rate, schedule=a.schedule),
-                  FitSpec(strat_net, "strategy", s.steps, s.batch_size, s.learning_rate, schedule=s.schedule))
+                  FitSpec(adv_net, "advantage", a.steps, a.batch_size, a.learning_rate, schedule=a.schedule,
+                          symmetry=sym),
+                  FitSpec(strat_net, "strategy", s.steps, s.batch_size, s.learning_rate, schedule=s.schedule,
+                          symmetry=sym))
 
 
 def _stack(trees: list[Any]) -> Any:
@@ -238,19 +237,25 @@ def _opponent_params(solver: Solver, state: SolverState, p: jax.Array, key: jax.
     return _row(state.adv, 1 - p)
 
 
+def traversal_rows(solver: Solver, state: SolverState, key: jax.Array, opponent_key: jax.Array, p: jax.Array,
+                   t: jax.Array, n: int, pool: tuple[int, ...] | None = None) -> tuple[dict, dict, dict]:
+    """``n`` traversals of player ``p`` at iteration ``t`` under the run's sampling scheme and opponent:
+    (advantage rows, strategy rows, stats), not stored (jittable; ``n`` and ``pool`` static)."""
+    params = (_row(state.adv, p), _opponent_params(solver, state, p, opponent_key), _row(state.adv, 1 - p))
+    if solver.cfg.sampling == "outcome":
+        return outcome_sampling(solver.traversal, params, key, p, t, n)
+    if solver.cfg.sampling == "probe":
+        return probe_sampling(solver.traversal, params, key, p, t, n)
+    return external_sampling(solver.traversal, params, key, p, t, n, pool)
+
+
 @functools.partial(jax.jit, static_argnums=(0, 5, 6), donate_argnums=(1,))
 def _traverse_store(solver: Solver, state: SolverState, key: jax.Array, p: jax.Array, t: jax.Array,
                     n: int, pool: tuple[int, ...] | None = None) -> tuple[SolverState, dict[str, jax.Array]]:
     """``n`` traversals of player ``p`` at iteration ``t`` offered to the buffers, unless the
     external-sampling pools (``pool``) overflowed: then ``state`` comes back unchanged."""
     k_trav, k_adv, k_strat, k_opp = jax.random.split(key, 4)
-    params = (_row(state.adv, p), _opponent_params(solver, state, p, k_opp), _row(state.adv, 1 - p))
-    if solver.cfg.sampling == "outcome":
-        adv, strat, stats = outcome_sampling(solver.traversal, params, k_trav, p, t, n)
-    elif solver.cfg.sampling == "probe":
-        adv, strat, stats = probe_sampling(solver.traversal, params, k_trav, p, t, n)
-    else:
-        adv, strat, stats = external_sampling(solver.traversal, params, k_trav, p, t, n, pool)
+    adv, strat, stats = traversal_rows(solver, state, k_trav, k_opp, p, t, n, pool)
     kept = stats["overflow"] == 0  # an overflowed call offers no row: the buffers stay as they were
     adv, strat = {**adv, "valid": adv["valid"] & kept}, {**strat, "valid": strat["valid"] & kept}
     if solver.cfg.advantage.merge:

@@ -2,9 +2,9 @@
 
 ``build_tree(game)`` enumerates any game with explicit chance (Kuhn, Leduc, reduced Lost
 Cities); ``nash_conv_of(policy_fn, game)`` evaluates a batched network policy exactly;
-``solve_cfr`` (full-tree CFR / CFR+) and ``solve_mccfr`` (external sampling) are the tabular
-oracles; ``lostcities_oracle`` solves and evaluates a reduced Lost Cities; ``policy.json``
-files round-trip through ``policy_io``.
+``solve_cfr`` (full-tree CFR, CFR+, linear CFR) is the tabular oracle; ``enumerable`` holds the
+reduced Lost Cities with an enumerable shuffle and ``lostcities_oracle`` solves and evaluates it;
+``policy.json`` files round-trip through ``policy_io``.
 """
 
 from lostcities.exact.cfr import CFRResult, regret_matching, solve_cfr
@@ -20,7 +20,6 @@ from lostcities.exact.evaluate import (
     normalise_policy,
     uniform_policy,
 )
-from lostcities.exact.mccfr import solve_mccfr
 from lostcities.exact.policy_io import (
     infoset_policy,
     policy_table,
@@ -48,7 +47,6 @@ __all__ = [
     "read_policy_json",
     "regret_matching",
     "solve_cfr",
-    "solve_mccfr",
     "table_to_infoset_policy",
     "uniform_policy",
     "write_policy_json",

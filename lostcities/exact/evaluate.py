@@ -187,7 +187,7 @@ def nash_conv_of(policy_fn: PolicyFn, game: Any) -> float:
     ``lostcities_oracle.EnumerableLostCities``).
     """
     from lostcities.engine import LostCities
-    from lostcities.exact.lostcities_oracle import EnumerableLostCities
+    from lostcities.exact.enumerable import EnumerableLostCities
 
     if isinstance(game, LostCities):
         game = EnumerableLostCities(game.variant)

@@ -14,6 +14,7 @@ import numpy as np
 
 from lostcities.exact.evaluate import normalise_policy
 from lostcities.exact.tree import GameTree
+from runkit.files import write_atomic
 
 __all__ = ["infoset_policy", "policy_table", "read_policy_json", "table_to_infoset_policy",
            "write_policy_json"]
@@ -32,7 +33,8 @@ def infoset_policy(tree: GameTree, node_policy: np.ndarray, *, tol: float = 1e-6
 def policy_table(tree: GameTree, policy: np.ndarray) -> dict[str, dict[str, float]]:
     """``{information-state string: {action id: probability}}`` over every information set.
 
-    ``policy`` is per information set ``[I, A]`` or per decision node ``[D, A]``.
+    ``policy`` is per information set ``[I, A]`` or per decision node ``[D, A]``; a node policy
+    must be the same at every history of a set (checked, :func:`infoset_policy`).
     """
     if policy.shape[0] != tree.num_infosets:
         policy = infoset_policy(tree, policy)
@@ -65,9 +67,10 @@ def table_to_infoset_policy(tree: GameTree, table: dict, *, source: str = "polic
 
 
 def write_policy_json(path: str | Path, tree: GameTree, policy: np.ndarray) -> Path:
-    """Write ``policy`` (per information set or per node) as ``policy.json`` at ``path``."""
+    """Write ``policy`` (per information set or per node, see :func:`policy_table`) as ``policy.json``
+    at ``path``, atomically: a reader never sees half a file."""
     path = Path(path)
-    path.write_text(json.dumps(policy_table(tree, policy), indent=1, sort_keys=True))
+    write_atomic(path, json.dumps(policy_table(tree, policy), indent=1, sort_keys=True) + "\n")
     return path
 
 

@@ -21,6 +21,7 @@ Leduc's tree takes ~3 s, mostly compiling the two batched functions; it is cache
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import itertools
@@ -167,110 +168,124 @@ def build_tree(game: Any, *, max_nodes: int = 5_000_000, keys: str = "auto") -> 
     return _build_tree(game, max_nodes, keys)
 
 
-@functools.lru_cache(maxsize=8)
-def _build_tree(game: Any, max_nodes: int, keys: str) -> GameTree:
-    num_actions, num_players = game.num_actions, game.num_players
-    num_deals = game.num_deals
-    frontier = jax.tree.map(np.asarray, _chunked(_deal, game, np.arange(num_deals, dtype=np.int32)))
+class _Levels:
+    """The tree's arrays as built, level by level: per-level numpy arrays listed by field name."""
+
+    def __init__(self) -> None:
+        self.parts: dict[str, list] = collections.defaultdict(list)
+        self.dec_key: list[str] = []
+        self.num_nodes = self.num_edges = 0
+
+    def add_nodes(self, level: int, player: np.ndarray, terminal: np.ndarray,
+                  returns: np.ndarray) -> np.ndarray:
+        """Append one level's nodes; return their ids."""
+        n = len(player)
+        for name, value in (("depth", np.full(n, level)), ("player", player), ("terminal", terminal),
+                            ("returns", returns)):
+            self.parts[name].append(value)
+        self.num_nodes += n
+        return np.arange(self.num_nodes - n, self.num_nodes, dtype=np.int32)
+
+    def add_decisions(self, node: np.ndarray, mask: np.ndarray, obs: np.ndarray, keys) -> None:
+        """Append one level's decision nodes: ids, legal masks, the actor's observations, set keys."""
+        for name, value in (("node", node), ("mask", mask), ("observation", obs)):
+            self.parts[name].append(value)
+        self.dec_key.extend(keys)
+
+    def add_edges(self, parent: np.ndarray, action: np.ndarray, prob: np.ndarray) -> None:
+        """Append the edges leaving one level; their children are the next level's nodes, in order."""
+        m = len(parent)
+        child = np.arange(self.num_nodes, self.num_nodes + m)
+        for name, value in (("edge_parent", parent), ("edge_action", action), ("edge_prob", prob),
+                            ("edge_child", child)):
+            self.parts[name].append(value)
+        self.parts["level_edges"].append(slice(self.num_edges, self.num_edges + m))
+        self.num_edges += m
+
+    def tree(self, game: Any) -> GameTree:
+        """The finished :class:`GameTree` (information sets keyed by ``dec_key``, checked)."""
+        a = {name: np.concatenate(parts) for name, parts in self.parts.items() if name != "level_edges"}
+        depth, player, node = a["depth"].astype(np.int32), a["player"], a["node"].astype(np.int32)
+        decision = np.full(len(depth), -1, np.int32)
+        decision[node] = np.arange(len(node), dtype=np.int32)
+        keys, infoset = np.unique(np.array(self.dec_key, dtype=object), return_inverse=True)
+        infoset = infoset.astype(np.int32).reshape(-1)
+        mask = a["mask"].astype(bool)
+        _check_infosets(infoset, depth[node], mask, player[node], keys)
+        first_of = np.zeros(len(keys), np.int64)
+        first_of[infoset[::-1]] = np.arange(len(infoset))[::-1]
+        return GameTree(
+            game_name=game.name, num_actions=game.num_actions, depth=depth, player=player,
+            terminal=a["terminal"], returns=a["returns"].astype(np.float32), decision=decision, node=node,
+            mask=mask, observation=a["observation"].astype(np.float32), infoset=infoset,
+            infoset_key=[str(k) for k in keys], infoset_player=player[node][first_of].astype(np.int32),
+            infoset_mask=mask[first_of], edge_parent=a["edge_parent"].astype(np.int32),
+            edge_action=a["edge_action"].astype(np.int32), edge_child=a["edge_child"].astype(np.int32),
+            edge_prob=a["edge_prob"].astype(np.float64), level_edges=tuple(self.parts["level_edges"]))
+
+
+def _string_keys(game: Any, keys: str) -> bool:
+    """Whether information sets are keyed by the game's ``info_state_string`` (``keys`` checked)."""
     if keys not in ("auto", "strings", "history"):
         raise ValueError(f"keys must be 'auto', 'strings' or 'history', got {keys!r}")
     has_strings = hasattr(game, "info_state_string") and keys != "history"
     if keys == "strings" and not has_strings:
         raise ValueError(f"{game.name} has no info_state_string; use keys='history'")
+    return has_strings
 
-    depth, player, terminal, returns = [np.array([0])], [np.array([-1])], [np.array([False])], [
-        np.zeros((1, num_players), np.float32)]
-    dec_node, dec_mask, dec_obs, dec_key = [], [], [], []
-    e_parent = [np.zeros(num_deals, np.int32)]
-    e_action = [np.full(num_deals, ROOT, np.int32)]
-    e_prob = [np.full(num_deals, 1.0 / num_deals, np.float64)]
-    e_child = [np.arange(1, num_deals + 1, dtype=np.int32)]
-    level_edges = [slice(0, num_deals)]
-    num_edges = num_deals
-    # Perfect recall: each player's history id per frontier node, and the edge into the node.
-    hist = np.zeros((num_deals, num_players), np.int64)
-    into_player = np.full(num_deals, -1)
-    into_action = np.full(num_deals, -1)
-    first, level = 1, 1
 
+def _extend_histories(hist: np.ndarray, into_player: np.ndarray, into_action: np.ndarray,
+                      obs: np.ndarray) -> np.ndarray:
+    """Each player's perfect-recall history id per node: the parent's, plus the player's own action
+    into the node (if it acted) and its observation there (``obs [n, players, ...]``)."""
+    n, players = obs.shape[:2]
+    obs_id = _row_ids(obs.reshape(n * players, -1)).reshape(n, players)
+    out = hist.copy()
+    for p in range(players):
+        own = np.where(into_player == p, into_action, -1)
+        out[:, p] = _row_ids(np.stack([hist[:, p], own, obs_id[:, p]], axis=1))
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _build_tree(game: Any, max_nodes: int, keys: str) -> GameTree:
+    """Breadth-first: inspect a level's nodes, record its decisions, expand every legal action and
+    chance outcome into the next level, until a level is all terminal."""
+    has_strings = _string_keys(game, keys)
+    num_deals = game.num_deals
+    levels = _Levels()
+    levels.add_nodes(0, np.array([-1]), np.array([False]), np.zeros((1, game.num_players), np.float32))
+    levels.add_edges(np.zeros(num_deals, np.int32), np.full(num_deals, ROOT),
+                     np.full(num_deals, 1.0 / num_deals))
+    frontier = jax.tree.map(np.asarray, _chunked(_deal, game, np.arange(num_deals, dtype=np.int32)))
+    hist = np.zeros((num_deals, game.num_players), np.int64)  # perfect-recall history ids per player
+    into_player, into_action = np.full(num_deals, -1), np.full(num_deals, -1)  # the edge into each node
+    level = 1
     while True:
         n = len(jax.tree.leaves(frontier)[0])
-        if first + n > max_nodes:
+        if levels.num_nodes + n > max_nodes:
             raise ValueError(f"{game.name}: game tree exceeds max_nodes={max_nodes:,} at depth {level}")
         info = _chunked(_inspect, game, frontier)
-        ids = np.arange(first, first + n, dtype=np.int32)
-        is_term = info["terminal"]
-        acting = np.where(is_term, -1, info["player"]).astype(np.int32)
-        depth.append(np.full(n, level))
-        player.append(acting)
-        terminal.append(is_term)
-        returns.append(info["returns"])
-        obs_id = _row_ids(info["obs"].reshape(n * num_players, -1)).reshape(n, num_players)
-        for p in range(num_players):
-            own = np.where(into_player == p, into_action, -1)
-            hist[:, p] = _row_ids(np.stack([hist[:, p], own, obs_id[:, p]], axis=1))
-        live = np.flatnonzero(~is_term)
+        acting = np.where(info["terminal"], -1, info["player"]).astype(np.int32)
+        ids = levels.add_nodes(level, acting, info["terminal"], info["returns"])
+        hist = _extend_histories(hist, into_player, into_action, info["obs"])
+        live = np.flatnonzero(~info["terminal"])
         if len(live) == 0:
-            break
+            return levels.tree(game)
         p_live = acting[live]
-        dec_node.append(ids[live])
-        dec_mask.append(info["mask"][live])
-        dec_obs.append(info["obs"][live, p_live])
         if has_strings:
-            dec_key.extend(game.info_state_string(_take(frontier, i), int(p)) for i, p in zip(live, p_live,
-                                                                                             strict=True))
+            keys_ = [game.info_state_string(_take(frontier, i), int(p))
+                     for i, p in zip(live, p_live, strict=True)]
         else:
             local = _row_ids(np.stack([p_live, hist[live, p_live]], axis=1))
-            dec_key.extend(f"player {p} depth {level} #{c}" for p, c in zip(p_live, local, strict=True))
-        parents = _take(frontier, live)
-        probs, kids = _chunked(_expand, game, parents)
-        keep = (probs > 0) & info["mask"][live][:, :, None]
-        b, a, c = np.nonzero(keep)
+            keys_ = [f"player {p} depth {level} #{c}" for p, c in zip(p_live, local, strict=True)]
+        levels.add_decisions(ids[live], info["mask"][live], info["obs"][live, p_live], keys_)
+        probs, kids = _chunked(_expand, game, _take(frontier, live))
+        b, a, c = np.nonzero((probs > 0) & info["mask"][live][:, :, None])
         frontier = jax.tree.map(lambda x, b=b, a=a, c=c: x[b, a, c], kids)
-        m = len(b)
-        next_first = first + n
-        e_parent.append(ids[live][b])
-        e_action.append(a.astype(np.int32))
-        e_prob.append(probs[b, a, c].astype(np.float64))
-        e_child.append(np.arange(next_first, next_first + m, dtype=np.int32))
-        level_edges.append(slice(num_edges, num_edges + m))
-        num_edges += m
-        hist = hist[live][b]
-        into_player, into_action = p_live[b], a
-        first, level = next_first, level + 1
-
-    depth_arr = np.concatenate(depth).astype(np.int32)
-    player_arr = np.concatenate(player)
-    dec_node_arr = np.concatenate(dec_node).astype(np.int32)
-    decision = np.full(len(depth_arr), -1, np.int32)
-    decision[dec_node_arr] = np.arange(len(dec_node_arr), dtype=np.int32)
-    keys, infoset = np.unique(np.array(dec_key, dtype=object), return_inverse=True)
-    infoset = infoset.astype(np.int32).reshape(-1)
-    mask_arr = np.concatenate(dec_mask).astype(bool)
-    _check_infosets(infoset, depth_arr[dec_node_arr], mask_arr, player_arr[dec_node_arr], keys)
-    first_of = np.zeros(len(keys), np.int64)
-    first_of[infoset[::-1]] = np.arange(len(infoset))[::-1]
-    return GameTree(
-        game_name=game.name,
-        num_actions=num_actions,
-        depth=depth_arr,
-        player=player_arr,
-        terminal=np.concatenate(terminal),
-        returns=np.concatenate(returns).astype(np.float32),
-        decision=decision,
-        node=dec_node_arr,
-        mask=mask_arr,
-        observation=np.concatenate(dec_obs).astype(np.float32),
-        infoset=infoset,
-        infoset_key=[str(k) for k in keys],
-        infoset_player=player_arr[dec_node_arr][first_of].astype(np.int32),
-        infoset_mask=mask_arr[first_of],
-        edge_parent=np.concatenate(e_parent).astype(np.int32),
-        edge_action=np.concatenate(e_action).astype(np.int32),
-        edge_child=np.concatenate(e_child).astype(np.int32),
-        edge_prob=np.concatenate(e_prob).astype(np.float64),
-        level_edges=tuple(level_edges),
-    )
+        levels.add_edges(ids[live][b], a, probs[b, a, c])
+        hist, into_player, into_action = hist[live][b], p_live[b], a
+        level += 1
 
 
 def _check_infosets(infoset, depth, mask, player, keys) -> None:

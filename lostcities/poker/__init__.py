@@ -9,13 +9,4 @@ from lostcities.poker.chance import ExplicitChance
 from lostcities.poker.kuhn import KuhnPoker, KuhnState
 from lostcities.poker.leduc import LeducPoker, LeducState
 
-__all__ = ["GAMES", "ExplicitChance", "KuhnPoker", "KuhnState", "LeducPoker", "LeducState", "make_game"]
-
-GAMES = {"kuhn": KuhnPoker, "leduc": LeducPoker}
-
-
-def make_game(name: str) -> KuhnPoker | LeducPoker:
-    """The poker game called ``name`` (``kuhn`` or ``leduc``)."""
-    if name not in GAMES:
-        raise ValueError(f"unknown poker game {name!r}; choose from {sorted(GAMES)}")
-    return GAMES[name]()
+__all__ = ["ExplicitChance", "KuhnPoker", "KuhnState", "LeducPoker", "LeducState"]

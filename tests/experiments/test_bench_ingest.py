@@ -27,3 +27,12 @@ def test_bench_reports_all_figures(tmp_path, link_replays):
     assert result["ingest_workers_forked"] in (0, 1)
     assert "gru_step_frames_per_s" not in result  # the comparison was switched off
     assert result["inputs_bytes"] < result["table_bytes"]
+
+
+@pytest.mark.slow
+def test_bench_streams_a_built_dataset(small_dataset):
+    result = main(BenchConfig(stream_data=str(small_dataset), stream_batches=3, gru_steps=2))
+    assert result["stream_replays"] == 7
+    for key in ("stream_window_frames_per_s", "stream_peak_rss_mb", "stream_gru_step_frames_per_s",
+                "stream_over_gru"):
+        assert math.isfinite(result[key]) and result[key] > 0, key

@@ -68,3 +68,18 @@ def test_launcher_exit_code_and_summary(tmp_path, link_replays, capsys):
     assert (result["ok"], result["errors"]) == (1, 1)
     out = capsys.readouterr().out
     assert "ok 1, skipped 0, errors 1" in out and "error: peppi_corrupt.slp: cannot parse replay" in out
+
+
+def test_cli_shard_and_merge(replay_dir, tmp_path):
+    from exphil.data.synthetic import SHORT_REPLAYS, make_collection
+
+    collection = tmp_path / "replays"
+    make_collection([replay_dir / n for n in SHORT_REPLAYS], collection, 24, progress=False)
+    out = tmp_path / "cli"
+    for i in range(2):
+        main(BuildConfig(replays=str(collection), out=str(out), shard=f"{i}/2", workers=1, progress=False))
+    result = main(BuildConfig(out=str(out), merge=True))
+    assert result["ok"] == 24
+    assert json.loads((out / "stats.json").read_text())["replays"] == 24
+    with pytest.raises(SystemExit, match="expected i/N"):
+        main(BuildConfig(replays=str(collection), out=str(out), shard="2"))

@@ -1,15 +1,12 @@
-"""Evaluation: Wilson intervals, mirrored deals, player resolution (bots and run-folder hook)."""
+"""Evaluation: Wilson intervals, mirrored deals, player resolution (bots and run-folder loader)."""
 
 from __future__ import annotations
-
-import sys
-import types
 
 import jax.numpy as jnp
 import pytest
 
-from lostcities import evaluation
-from lostcities.evaluation import evaluate, resolve_player, wilson_interval
+from lostcities.evaluation import evaluate, wilson_interval
+from lostcities.players import resolve_player
 from lostcities.variants import get_variant
 
 
@@ -35,26 +32,21 @@ def test_mirrored_deals_cancel_for_identical_players():
     assert result["wins_a"] == result["losses_a"]
 
 
-def test_resolve_player_bots_and_errors(tmp_path, monkeypatch):
+def test_resolve_player_bots_and_errors(tmp_path):
     variant = get_variant("tiny")
     assert callable(resolve_player("heuristic", variant))
     with pytest.raises(ValueError, match="neither a bot"):
         resolve_player("no_such_bot", variant)
-    monkeypatch.setattr(evaluation, "PLAYER_LOADER_MODULE", "lostcities.no_such_loader_module")
-    with pytest.raises(ValueError, match="load_player"):
+    with pytest.raises(ValueError, match=r"config\.json"):  # a folder that is not a run folder
         resolve_player(str(tmp_path), variant)
 
 
-def test_resolve_player_uses_the_run_folder_hook(tmp_path, monkeypatch):
+def test_resolve_player_uses_the_run_folder_loader(tmp_path):
     seen = {}
 
     def load_player(run_dir, variant):
         seen["args"] = (run_dir, variant.name)
         return _first_legal
 
-    module = types.ModuleType("fake_loader")
-    module.load_player = load_player
-    monkeypatch.setitem(sys.modules, "fake_loader", module)
-    monkeypatch.setattr(evaluation, "PLAYER_LOADER_MODULE", "fake_loader")
-    assert resolve_player(str(tmp_path), get_variant("tiny")) is _first_legal
+    assert resolve_player(str(tmp_path), get_variant("tiny"), run_loader=load_player) is _first_legal
     assert seen["args"] == (tmp_path, "tiny")

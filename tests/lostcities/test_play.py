@@ -86,3 +86,10 @@ def test_cli_reprompts_then_exits_on_end_of_input():
                           input="garbage\n", capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "now play or discard a card" in proc.stdout and "bye" in proc.stdout
+
+
+def test_cli_names_what_it_accepts_for_an_unknown_opponent():
+    proc = subprocess.run([sys.executable, "-m", "lostcities.play", "--opponent=nobody", "--variant=tiny"],
+                          input="", capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    assert "accepted: a bot (" in proc.stderr and "pretrained" in proc.stderr, proc.stderr

@@ -117,10 +117,10 @@ def test_rebuild_is_noop_and_content_hash_dedupes(tmp_path, link_replays, replay
 
 
 def test_stored_table_equals_fresh_parse(small_dataset, replay_path):
-    """Every named column reads back with its type, nullability and values (no embedded Arrow
-    schema is needed), followed by the two stored inputs columns."""
+    """Every named column (the extra ones included) reads back with its type, nullability and
+    values (no embedded Arrow schema is needed), followed by the two stored inputs columns."""
     row = _rows(small_dataset)["peppi_v2.0.slp"]
-    fresh = parse_replay(replay_path("peppi_v2.0.slp")).table
+    fresh = parse_replay(replay_path("peppi_v2.0.slp"), extras=True).table
     stored = pq.read_table(small_dataset / row["table"]).replace_schema_metadata(None)
     assert stored.column_names == [*fresh.column_names, "p0_inputs", "p1_inputs"]
     assert stored.select(fresh.column_names).equals(fresh)

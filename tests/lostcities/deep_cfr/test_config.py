@@ -4,15 +4,16 @@ import json
 
 import pytest
 
-from lostcities.deep_cfr.config import GAME_DEFAULTS, DeepCFRConfig, StrategyConfig, resolve
+from lostcities.deep_cfr.config import DeepCFRConfig, StrategyConfig, resolve
+from lostcities.deep_cfr.presets import PRESETS
 from runkit import config_tree
 
 
 def test_game_defaults_fill_only_unset_fields():
     cfg = resolve(DeepCFRConfig(game="leduc", iterations=7))
     assert cfg.iterations == 7
-    assert cfg.traversals == GAME_DEFAULTS["leduc"]["traversals"]
-    assert cfg.advantage.hidden == GAME_DEFAULTS["leduc"]["advantage.hidden"]
+    assert cfg.traversals == PRESETS["leduc"]["traversals"]
+    assert cfg.advantage.hidden == PRESETS["leduc"]["advantage.hidden"]
     assert None not in config_tree.flatten(cfg).values()
 
 
@@ -54,8 +55,8 @@ def test_reinit_and_schedule_come_from_the_game_row_unless_given():
 
 
 def test_unresolved_config_is_rejected_by_the_solver():
-    from lostcities.deep_cfr.games import make_game
     from lostcities.deep_cfr.solver import make_solver
+    from lostcities.games import make_game
 
     with pytest.raises(ValueError, match=r"resolve"):
         make_solver(DeepCFRConfig(game="kuhn"), make_game("kuhn"))

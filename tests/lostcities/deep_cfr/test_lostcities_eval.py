@@ -54,7 +54,9 @@ def test_pooled_nets_each_play_their_own_share_of_deals():
                         seat[4 * k: 4 * k + 4], first[4 * k: 4 * k + 4])["scores"] for k in (0, 1)]
     scores, seat = np.concatenate(parts), np.asarray(seat)
     idx = np.arange(8)
+    habits = ours.pop("diagnostics")
     assert ours == mirrored_summary(scores[idx, seat] - scores[idx, 1 - seat])
+    assert 0.0 <= habits["negative_share"] <= 1.0
 
 
 @pytest.mark.slow

@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 from lostcities.deep_cfr import solver as solver_module
 from lostcities.deep_cfr.config import DeepCFRConfig, resolve
 from lostcities.deep_cfr.fit import FitSpec, weighted_loss
-from lostcities.deep_cfr.games import make_game
 from lostcities.deep_cfr.merge import merge_rows, merged_reservoir
 from lostcities.deep_cfr.networks import NetSpec
 from lostcities.deep_cfr.reservoir import reservoir_add, reservoir_init, reservoir_size
 from lostcities.deep_cfr.solver import make_solver
+from lostcities.games import make_game
 
 _merge = jax.jit(merge_rows)
 

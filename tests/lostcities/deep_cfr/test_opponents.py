@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from lostcities.deep_cfr.config import DeepCFRConfig, resolve
-from lostcities.deep_cfr.games import make_game
 from lostcities.deep_cfr.regret import masked_softmax, regret_matching
 from lostcities.deep_cfr.solver import _opponent_params, _traverse_store, make_solver
+from lostcities.games import make_game
 from runkit import config_tree
 from runkit.checkpoint import Checkpointer
 

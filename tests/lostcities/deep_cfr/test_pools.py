@@ -5,9 +5,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from lostcities.deep_cfr.config import DeepCFRConfig, resolve
-from lostcities.deep_cfr.games import make_game
 from lostcities.deep_cfr.solver import make_solver
 from lostcities.deep_cfr.traversal import fitted_pool, full_pool
+from lostcities.games import make_game
 from runkit import config_tree
 
 

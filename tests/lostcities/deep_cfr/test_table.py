@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 from lostcities.deep_cfr.config import DeepCFRConfig, resolve
-from lostcities.deep_cfr.games import make_game
 from lostcities.deep_cfr.policy import sdcfr_node_policy
 from lostcities.deep_cfr.reservoir import Reservoir
 from lostcities.deep_cfr.solver import make_solver
 from lostcities.deep_cfr.table import TableNet, fit_table
 from lostcities.exact import build_tree, nash_conv, solve_cfr
+from lostcities.games import make_game
 
 
 @pytest.mark.parametrize("name", ["kuhn", "leduc"])

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from lostcities.deep_cfr.config import DeepCFRConfig, resolve
-from lostcities.deep_cfr.games import make_game
 from lostcities.deep_cfr.run import train
 from lostcities.deep_cfr.solver import make_solver
+from lostcities.games import make_game
 from runkit import config_tree
 from runkit.checkpoint import Checkpointer
 from runkit.metrics import read_metrics
@@ -44,7 +44,9 @@ def test_short_kuhn_run_lowers_nash_conv(tmp_path):
 
 
 def _launch(args, env):
-    cmd = [sys.executable, "-m", "experiments.train_deep_cfr", "--preset=smoke", "--noprogress", *args]
+    """``train_deep_cfr`` with ``args``; a fresh run on the smoke preset (``--resume`` refuses presets)."""
+    preset = [] if any(a.startswith("--resume") for a in args) else ["--preset=smoke"]
+    cmd = [sys.executable, "-m", "experiments.train_deep_cfr", *preset, "--noprogress", *args]
     return subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 

@@ -18,7 +18,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from lostcities.deep_cfr.games import make_game
 from lostcities.deep_cfr.networks import NetSpec
 from lostcities.deep_cfr.regret import regret_matching
 from lostcities.deep_cfr.traversal import (
@@ -32,6 +31,7 @@ from lostcities.deep_cfr.traversal import (
     probe_sampling,
 )
 from lostcities.exact.tree import build_tree
+from lostcities.games import make_game
 from lostcities.poker import KuhnPoker
 
 NUM = 40_000
@@ -121,8 +121,8 @@ def test_expected_sampled_regrets_equal_exact_counterfactual_regrets(scheme, pla
     assert (tgt[~mask] == 0).all()
 
 
-@pytest.mark.parametrize("player", [0, 1])
-def test_probe_sampling_expectations_equal_exact_enumeration(player):
+@pytest.mark.parametrize("player, probes", [(0, 1), (1, 1), pytest.param(0, 3, marks=pytest.mark.slow)])
+def test_probe_sampling_expectations_equal_exact_enumeration(player, probes):
     """Random nets (non-uniform strategies): per traversal, the weighted regret rows at ``I`` sum
     to ``sum_{h in I} pi_-i(h) u_i(h) (v(ha) - v(h))`` in expectation, values under the nets'
     strategies and ``u_i`` the uniform walk's reach of the traverser's own actions; the strategy
@@ -132,7 +132,7 @@ def test_probe_sampling_expectations_equal_exact_enumeration(player):
     uniform walk's (0.006); player 1 acts once per game, where the three coincide."""
     game, tree, net, _, index = setup()
     params = (net.init(jax.random.key(1)), net.init(jax.random.key(2)))
-    spec, num = TraversalSpec(game, net, "argmax"), 400_000
+    spec, num = TraversalSpec(game, net, "argmax", probes=probes), 400_000
     adv, strat, stats = jax.jit(probe_sampling, static_argnums=(0, 5))(
         spec, params, jax.random.key(7), player, 1, num)
     assert int(stats["overflow"]) == 0 and bool(stats["terminal"])

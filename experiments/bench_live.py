@@ -1,0 +1,120 @@
+"""Per-frame latency of the live agent at batch 1: ``python -m experiments.bench_live``.
+
+    python -m experiments.bench_live --json_out=PATH [--frames=10000] [--archs=gru,mamba,attention]
+
+A frame is what play costs between two Dolphin frames: the adapter (the GameState's stored
+columns and model inputs), the policy's step with its precomputed frame map, sampling, the
+previous-controller feedback, and the controller output (to a recording stand-in; a Dolphin pipe
+write is not included). The GameStates are a real replay's, read by libmelee's console
+beforehand (libmelee's own parsing is Dolphin's stream, not ours) and frozen out of Python's
+garbage collector. Each arch (GRU-256, Mamba 2x256, sliding-window attention 2x256 at the
+defaults; untrained parameters: latency does not depend on them) plays the countdown and
+``warmup`` frames untimed, then ``frames`` timed ones. JSON ``{"results": [{"arch", "median_ms",
+"p99_ms", "adapter_median_ms", "adapter_p99_ms", "cpu_median_ms", "cpu_p99_ms", ...}]}``: wall
+times of ``act`` and of the adapter inside it, and the process's CPU time per frame (every thread;
+steadier than wall time on a loaded machine), with the load average before and after.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import os
+import sys
+import time
+
+import numpy as np
+from tqdm import tqdm
+
+from experiments.env_report import environment
+from experiments.launcher import launch
+from exphil.data.paths import default_replay_dir
+
+REPLAY = str(default_replay_dir() / "exphil_gnw_neutral_dense.slp")
+
+
+@dataclasses.dataclass(frozen=True)
+class BenchLiveConfig:
+    """The policies measured (``archs[i]`` with ``layers[i]`` layers of ``hidden``) and the frames."""
+
+    archs: tuple[str, ...] = ("gru", "mamba", "attention")
+    layers: tuple[int, ...] = (1, 2, 2)
+    hidden: int = 256
+    frames: int = 10_000
+    warmup: int = 300
+    replay: str = REPLAY
+    port: int = 0  # 0 = the replay's lower port
+    seed: int = 0
+
+
+def _percentiles(ms: list[float], prefix: str) -> dict[str, float]:
+    return {f"{prefix}median_ms": float(np.median(ms)), f"{prefix}p99_ms": float(np.percentile(ms, 99)),
+            f"{prefix}max_ms": float(np.max(ms))}
+
+
+def measure(agent, states: list, frames: int, warmup: int) -> dict:
+    """Per-frame wall and CPU milliseconds of ``agent.act`` and of its adapter over ``frames`` frames."""
+    adapter_ms: list[float] = []
+    observe = agent.adapter.observe
+
+    def timed_observe(*args, **kwargs):
+        start = time.perf_counter()
+        out = observe(*args, **kwargs)
+        adapter_ms.append((time.perf_counter() - start) * 1e3)
+        return out
+
+    agent.adapter.observe = timed_observe
+    playable = [i for i, gs in enumerate(states) if gs.frame >= -39]
+    first = playable[warmup]
+    for gs in states[:first]:
+        agent.act(gs)
+    wall, cpu = [], []
+    adapter_ms.clear()
+    for gs in tqdm(states[first:first + frames], desc="frames", unit="frame", file=sys.stderr, leave=False,
+                   mininterval=2.0):
+        w, c = time.perf_counter(), time.process_time()
+        agent.act(gs)
+        cpu.append((time.process_time() - c) * 1e3)
+        wall.append((time.perf_counter() - w) * 1e3)
+    return {"frames": len(wall), **_percentiles(wall, ""), **_percentiles(adapter_ms, "adapter_"),
+            **_percentiles(cpu, "cpu_")}
+
+
+def bench(cfg: BenchLiveConfig) -> dict:
+    from flax import nnx
+
+    from exphil.data.spec import EmbeddingSpec
+    from exphil.live.agent import LiveAgent
+    from exphil.live.console import replay_states
+    from exphil.live.pad import RecordingController
+    from exphil.models import PolicyConfig, build_policy, count_params
+
+    states = list(replay_states(cfg.replay))
+    if sum(gs.frame >= -39 for gs in states) < cfg.warmup + cfg.frames:
+        raise SystemExit(f"{cfg.replay}: fewer playable frames than warmup + frames")
+    gc.collect()
+    gc.freeze()  # the replay's GameStates are not the agent's garbage
+    port = cfg.port or min(int(p) for p in states[-1].players)
+    results = []
+    for arch, layers in zip(cfg.archs, cfg.layers, strict=True):
+        policy_cfg = PolicyConfig(arch=arch, hidden=cfg.hidden, num_layers=layers)
+        policy = build_policy(policy_cfg, EmbeddingSpec(), rngs=nnx.Rngs(cfg.seed))
+        agent = LiveAgent(policy, port, delay=1, seed=cfg.seed, controller=RecordingController(),
+                          where=cfg.replay)
+        load = os.getloadavg()[0]
+        row = {"arch": arch, "layers": layers, "hidden": cfg.hidden, "params": count_params(policy),
+               **measure(agent, states, cfg.frames, cfg.warmup), "load_before": load,
+               "load_after": os.getloadavg()[0]}
+        print(f"{arch} {layers}x{cfg.hidden}: median {row['median_ms']:.3f} ms, p99 {row['p99_ms']:.3f} ms "
+              f"(cpu p99 {row['cpu_p99_ms']:.3f}), adapter p99 {row['adapter_p99_ms']:.3f} ms, "
+              f"load {load:.1f}")
+        results.append(row)
+    return {"replay": cfg.replay, "port": port, "environment": environment(), "results": results}
+
+
+def main(cfg: BenchLiveConfig) -> dict:
+    return bench(cfg)
+
+
+if __name__ == "__main__":
+    launch(main, BenchLiveConfig())

@@ -1,0 +1,202 @@
+"""Replay a recorded Fox through the simulator and compare every frame.
+
+The simulator starts from the replay's first stored frame and is driven by the recorded inputs.
+Every frame it predicts is compared with the recording (action, action frame and on_ground
+exactly, x and y within ``tolerance``); on a mismatch the observable fields are re-seeded from
+the recording (the hidden counters carry on) and the re-seed is counted. Frames before the
+drill's first reflector frame are re-seeded without being compared, and so are frames under the
+opponent's influence (hitlag, damage and knock-down states, a change of percent): the simulated
+opponent is idle, so those frames are outside what the simulator models; they are counted apart.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pyarrow as pa
+
+from exphil.data.parse import BadReplay, SkippedReplay, parse_replay
+from exphil.data.spec import PLAYER_PREFIXES
+from exphil.sim import fox as F
+from exphil.sim.frames import FOX, pad_from_table, seed_state
+from exphil.sim.stage import Stage, stage_by_id
+from exphil.sim.state import OBSERVED, SimState
+from exphil.sim.step import step
+
+__all__ = ["DRILL_SHARE", "Agreement", "UnusableReplay", "compare_replay", "drill_player", "external_frames"]
+
+_COLUMN = {"action": "action", "age": "action_frame", "x": "x", "y": "y", "vx": "vel_self_x_air",
+           "vy": "vel_self_y", "vx_ground": "vel_self_x_ground", "kb_x": "vel_knockback_x",
+           "kb_y": "vel_knockback_y", "facing": "facing", "jumps": "jumps",
+           "on_ground": "on_ground", "stocks": "stocks"}
+_DTYPES = {"action": jnp.int32, "jumps": jnp.int32, "stocks": jnp.int32, "on_ground": bool}
+_DAMAGE = ((75, 91), (183, 198))  # damage / tumble and knock-down states (inclusive ranges)
+DRILL_SHARE = 0.2
+"""Least share of frames (from the first reflector frame on) in the reflector for a shine drill."""
+_BUCKET = 8192  # replays are padded to a multiple of this many frames
+_PUSH_RANGE = 7.0  # players closer than this push each other apart (replays: 0.3 a frame within ~4)
+
+
+class UnusableReplay(ValueError):
+    """The replay cannot be checked (no Fox, unmodelled stage, no drill); the message says why."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Agreement:
+    """One replay's comparison: compared frames, matching ones, re-seeds, where it failed."""
+
+    path: str
+    port: int
+    frames: int
+    matched: int
+    resyncs: int
+    external: int
+    unknown: int
+    worst_states: list[dict[str, Any]]
+
+    @property
+    def agreement(self) -> float:
+        return self.matched / max(self.frames, 1)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "port": self.port, "frames": self.frames, "agreement": self.agreement,
+                "resyncs": self.resyncs, "external_frames": self.external, "unknown_frames": self.unknown,
+                "worst_states": self.worst_states}
+
+
+def _column(table: pa.Table, name: str, default: float = 0.0) -> np.ndarray:
+    arr = table[name].to_numpy(zero_copy_only=False)
+    if arr.dtype == object:
+        arr = np.array([default if v is None else v for v in arr])
+    return arr
+
+
+def drill_player(table: pa.Table, path: str) -> int:
+    """The player (0 or 1) doing the drill: a Fox in a reflector state on at least DRILL_SHARE of
+    the frames from its first one (a Fox who shines now and then in a match is not drilling)."""
+    foxes = [p for p, prefix in enumerate(PLAYER_PREFIXES)
+             if (_column(table, prefix + "character") == FOX).any()]
+    if not foxes:
+        raise UnusableReplay(f"{path}: no Fox in this replay")
+    shares = []
+    for p in foxes:
+        action = _column(table, PLAYER_PREFIXES[p] + "action")
+        shine = (action >= F.SHINE_START) & (action <= F.AIR_SHINE_TURN)
+        share = shine[np.argmax(shine):].mean() if shine.any() else 0.0
+        if share >= DRILL_SHARE:
+            return p
+        shares.append(share)
+    raise UnusableReplay(f"{path}: no drill (Fox is in the reflector on {max(shares):.0%} of the frames "
+                         f"from its first one; a drill needs {DRILL_SHARE:.0%})")
+
+
+def external_frames(table: pa.Table, prefix: str) -> np.ndarray:
+    """Bool per row: the opponent acts on this player (hitlag, damage, knock-down, percent change,
+    bodies close enough to push each other), up to and including the first frame back in a
+    simulated state."""
+    action = _column(table, prefix + "action")
+    other = PLAYER_PREFIXES[1 - PLAYER_PREFIXES.index(prefix)]
+    close = ((np.abs(_column(table, prefix + "x") - _column(table, other + "x")) < _PUSH_RANGE)
+             & (np.abs(_column(table, prefix + "y") - _column(table, other + "y")) < _PUSH_RANGE))
+    hitlag = np.nan_to_num(_column(table, prefix + "hitlag").astype(np.float32))
+    percent = _column(table, prefix + "percent").astype(np.float32)
+    hit = (hitlag > 0) | np.concatenate([[False], np.diff(percent) != 0]) | close
+    for lo, hi in _DAMAGE:
+        hit |= (action >= lo) & (action <= hi)
+    modelled = np.isin(action, F.MODELLED_ACTIONS)
+    out = np.zeros(len(action), bool)
+    inside = False
+    for t in range(len(action)):
+        if hit[t]:
+            inside = True
+        elif inside and modelled[t]:  # back in a simulated state: this frame is the re-seed
+            out[t], inside = True, False
+            continue
+        out[t] = inside
+    return out
+
+
+def _recorded(table: pa.Table, prefix: str) -> dict[str, jnp.ndarray]:
+    out = {}
+    for field in OBSERVED:
+        arr = _column(table, prefix + _COLUMN[field])
+        dtype = _DTYPES.get(field, jnp.float32)
+        out[field] = jnp.asarray(np.nan_to_num(arr.astype(np.float64)).astype(dtype))
+    return out
+
+
+@functools.partial(jax.jit, static_argnames=("stage", "tolerance"))
+def _replay_scan(seed: SimState, recorded: dict, pads: Any, reseed_always: jax.Array, external: jax.Array, *,
+                 stage: Stage,
+                 tolerance: float) -> tuple[SimState, dict]:
+    def body(state, xs):
+        obs, pad, always, external = xs
+        pred = step(state, pad, stage)
+        match = ((pred.action == obs["action"]) & (jnp.abs(pred.age - obs["age"]) < 1e-3)
+                 & (pred.on_ground == obs["on_ground"]) & (jnp.abs(pred.x - obs["x"]) <= tolerance)
+                 & (jnp.abs(pred.y - obs["y"]) <= tolerance))
+        reseed = ~match | always
+        fixed = pred.replace(**{f: jnp.where(reseed, obs[f], getattr(pred, f)).astype(getattr(pred, f).dtype)
+                                for f in OBSERVED})
+        # hitlag freezes the game: a frame that repeats the last action frame leaves every counter as it was
+        frozen = external & (obs["action"] == state.action) & (obs["age"] == state.age)
+        held = state.replace(**{f: obs[f].astype(getattr(state, f).dtype) for f in OBSERVED})
+        fixed = jax.tree.map(lambda a, b: jnp.where(frozen, a, b), held, fixed)
+        unknown_now = pred.unknown - state.unknown
+        return fixed, {"match": match, "action": pred.action, "unknown": unknown_now, "state": pred}
+
+    return jax.lax.scan(body, seed, (recorded, pads, reseed_always, external))
+
+
+def compare_replay(path: str | Path, *, tolerance: float = 1e-3, table: pa.Table | None = None) -> Agreement:
+    """Drive the simulator with a replay's inputs and compare it frame by frame (see module doc).
+
+    Raises :class:`UnusableReplay` (no Fox, no drill, stage not modelled) or BadReplay /
+    SkippedReplay from the parser, each naming the file."""
+    path = str(path)
+    if table is None:
+        try:
+            table = parse_replay(path).table
+        except (BadReplay, SkippedReplay) as err:
+            raise UnusableReplay(str(err)) from err
+    pov = drill_player(table, path)
+    prefix = PLAYER_PREFIXES[pov]
+    try:
+        stage = stage_by_id(int(table["stage"][0].as_py()))
+    except ValueError as err:
+        raise UnusableReplay(f"{path}: {err}") from err
+    action = _column(table, prefix + "action")
+    first = int(np.argmax((action >= F.SHINE_START) & (action <= F.AIR_SHINE_TURN)))
+    external = external_frames(table, prefix)
+    rows = np.arange(1, table.num_rows)
+    compared = (rows >= first) & ~external[1:]
+    n = len(rows)
+    size = -(-n // _BUCKET) * _BUCKET  # padded length: one compilation serves many replays
+
+    def padded(a):
+        a = np.asarray(a)[1:]
+        return jnp.asarray(np.concatenate([a, np.repeat(a[-1:], size - n, axis=0)]))
+
+    recorded = jax.tree.map(padded, _recorded(table, prefix))
+    pads = jax.tree.map(padded, pad_from_table(table, prefix))
+    pad_true = np.ones(size - n, bool)
+    _, out = _replay_scan(seed_state(table, 0, prefix), recorded, pads,
+                          jnp.asarray(np.concatenate([~compared, pad_true])),
+                          jnp.asarray(np.concatenate([external[1:], pad_true])), stage=stage,
+                          tolerance=tolerance)
+    out = jax.tree.map(lambda a: np.asarray(a)[:n], out)
+    match = np.asarray(out["match"]) & compared
+    misses = compared & ~np.asarray(out["match"])
+    worst = Counter(zip(action[1:][misses].tolist(), np.asarray(out["action"])[misses].tolist(), strict=True))
+    worst_states = [{"recorded": int(a), "predicted": int(p), "frames": n}
+                    for (a, p), n in worst.most_common(8)]
+    return Agreement(path=path, port=pov, frames=int(compared.sum()), matched=int(match.sum()),
+                     resyncs=int(misses.sum()), external=int((external[1:] & (rows >= first)).sum()),
+                     unknown=int(np.asarray(out["unknown"])[compared].sum()), worst_states=worst_states)

@@ -1,0 +1,139 @@
+"""Probe sampling: a uniform walk, then rollouts of every legal action at one of its nodes.
+
+All randomness comes from ``key``. Notation of the estimators: ``p`` the traverser, ``h`` a
+history, ``sigma`` the current strategies, ``pi_i`` / ``pi_-i`` the reach of ``p`` / of the
+opponent and chance.
+
+Probe sampling (``--sampling=probe``; for long games, where outcome sampling's importance weights
+explode and external sampling's tree does). Each traversal walks one game in which ``p`` plays the
+fixed uniform policy over its legal actions and the opponent ``sigma``; one of ``p``'s nodes on
+the walk, ``h``, is kept by reservoir sampling (uniformly among the walk's ``n_p`` nodes). Every
+legal action ``a`` at ``h`` then gets probes (Gibson et al. 2012): ``spec.probes`` rollouts of ``h
+a`` to the end with both players on ``sigma``, the ``j``-th rollouts of all of ``h``'s actions
+sharing their random draws (common random numbers); ``v(ha)`` is their mean, an unbiased estimate
+of ``h a``'s value whose variance falls as ``1 / probes``. The stored regret is ``r(a) = v(ha) -
+sum_b sigma(b) v(hb)`` with weight ``t * n_p``. The walk reaches ``h`` with probability ``pi_-i(h)
+u_i(h)``, ``u_i(h)`` the uniform policy's reach of ``p``'s own earlier actions: the same for every
+``h`` in ``p``'s information set ``I`` (perfect recall) and at every iteration, so the expected
+weighted sum at ``I`` per traversal is ``u_i(I) r(I, a)`` and the regression recovers linear CFR's
+cumulative regret up to a positive per-set factor, with no importance weight at all (the fixed
+sampling policy of ESCHER, McAleer et al. 2023). Strategy rows are taken at the walk's opponent
+nodes with weight ``t``: they arrive at ``pi_opp(I)`` times the per-set constant ``sum_{h in I}
+pi_c(h) u_i(h)``, the own-reach weighting the average strategy needs. A traversal costs one walk
+plus ``probes * max_legal_actions`` rollouts from ``h``; the rollouts stop when every game is
+over.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from lostcities.deep_cfr.traversal.common import (
+    Params,
+    TraversalSpec,
+    chunked_strategies,
+    log_probs,
+    opponent_strategy,
+    regret_strategy,
+    repeat_slots,
+    rows,
+    take,
+    where_slots,
+)
+from lostcities.sharding import shard_games
+
+__all__ = ["probe_sampling"]
+
+
+ROLLOUT_CHUNK = 1024
+"""Rollout slots per network evaluation at most (see ``common.chunked_strategies``)."""
+
+
+def _rollout_chunk(num_traversals: int, per_traversal: int) -> int:
+    """Slots per chunk: whole traversals, a power-of-two count of them dividing ``num_traversals``."""
+    count = num_traversals & -num_traversals  # the largest power of two dividing it
+    while count > 1 and count * per_traversal > ROLLOUT_CHUNK:
+        count //= 2
+    return count * per_traversal
+
+
+def probe_sampling(spec: TraversalSpec, params: Params, key: jax.Array, traverser: int | jax.Array,
+                   iteration: jax.Array, num_traversals: int) -> tuple[dict, dict, dict]:
+    """``num_traversals`` probe-sampling traversals (module docstring); (advantage rows, strategy
+    rows, stats). Rows: one advantage row per traversal, a strategy row per opponent node walked."""
+    game = spec.game
+    n, num_a, lanes, m = num_traversals, game.num_actions, game.max_legal_actions, spec.probes
+    k_init, k_walk, k_probe = jax.random.split(key, 3)
+    roots = shard_games(jax.vmap(game.init)(jax.random.split(k_init, n)))
+
+    def walk(carry, kk):
+        states, held, count = carry
+        k_g, k_keep, k_c = jax.random.split(kk, 3)
+        active = ~jax.vmap(game.terminal)(states)
+        p = jax.vmap(game.current_player)(states)
+        obs = jax.vmap(game.observation)(states, p)
+        mask = jax.vmap(game.legal_action_mask)(states)
+        sigma = opponent_strategy(spec, params, obs, mask)
+        own = active & (p == traverser)
+        behaviour = jnp.where(own[:, None], mask.astype(jnp.float32), sigma)  # p: uniform over legal
+        a = jnp.argmax(log_probs(behaviour) + jax.random.gumbel(k_g, (n, num_a)), axis=-1)
+        count = count + own
+        keep = own & (jax.random.uniform(k_keep, (n,)) * count < 1.0)  # the j-th node replaces w.p. 1/j
+        rec = {"obs": obs, "mask": mask, "sigma": sigma, "opp": active & ~own}
+        stepped = jax.vmap(game.step)(states, a, jax.random.split(k_c, n))
+        return (stepped, where_slots(keep, states, held), count), rec
+
+    (ends, held, count), rec = jax.lax.scan(walk, (roots, roots, jnp.zeros(n, jnp.int32)),
+                                            jax.random.split(k_walk, game.max_decisions))
+    obs = jax.vmap(game.observation)(held, jnp.full(n, traverser))
+    mask = jax.vmap(game.legal_action_mask)(held)
+    sigma = regret_strategy(spec, params[0], obs, mask)
+    actions = jnp.argsort(~mask, axis=-1, stable=True)[:, :lanes].astype(jnp.int32)  # legal ones first
+    legal_lane = jnp.arange(lanes) < mask.sum(-1, keepdims=True)
+    lane_ok = legal_lane & (count > 0)[:, None]
+    # Spare lanes replay the first legal action, so every lane is a real game that ends. Rollouts are
+    # laid out [traversal, probe, lane]: the lanes of one probe share their draws. Traversals are
+    # ordered by who acts after the first action (a stable sort), so that the nets' chunks mostly
+    # hold one player (in Lost Cities, whose turns alternate in a fixed pattern, at every step).
+    first_action = jnp.where(legal_lane, actions, actions[:, :1])
+    first_action = jnp.broadcast_to(first_action[:, None], (n, m, lanes)).reshape(-1)
+    k_first, k_rollout = jax.random.split(k_probe)
+    probes = jax.vmap(game.step)(repeat_slots(repeat_slots(held, m), lanes), first_action,
+                                 repeat_slots(jax.random.split(k_first, n * m), lanes))
+    acting = jax.vmap(game.current_player)(probes).reshape(n, m * lanes)[:, 0]
+    order = jnp.argsort(acting != traverser, stable=True)
+    probes = shard_games(take(probes, (order[:, None] * (m * lanes) + jnp.arange(m * lanes)).reshape(-1)))
+    draw_order = (order[:, None] * m + jnp.arange(m)).reshape(-1)  # each traversal keeps its draws
+    counted = jnp.broadcast_to(lane_ok[order][:, None], (n, m, lanes)).reshape(-1)
+    chunk = _rollout_chunk(n, m * lanes)
+
+    def unfinished(carry):
+        depth, states, _ = carry
+        return (depth < game.max_decisions) & ~jax.vmap(game.terminal)(states).all()
+
+    def rollout(carry):  # every probe on sigma; a traversal's probes share the step's draws
+        depth, states, nodes = carry
+        k_g, k_c = jax.random.split(jax.random.fold_in(k_rollout, depth))
+        s = chunked_strategies(spec, params, states, traverser, chunk)
+        gumbel = jax.random.gumbel(k_g, (n * m, num_a))[draw_order]
+        a = jnp.argmax(log_probs(s) + repeat_slots(gumbel, lanes), axis=-1)
+        step_keys = repeat_slots(jax.random.split(k_c, n * m)[draw_order], lanes)
+        live = ~jax.vmap(game.terminal)(states) & counted
+        return depth + 1, jax.vmap(game.step)(states, a, step_keys), nodes + live.sum()
+
+    _, probes, probe_nodes = jax.lax.while_loop(unfinished, rollout, (jnp.int32(0), probes, jnp.int32(0)))
+    value = jax.vmap(game.returns)(probes)[:, traverser].reshape(n, m, lanes).mean(1)
+    value = jnp.zeros_like(value).at[order].set(value)  # back in traversal order
+    value = jnp.where(lane_ok, value, 0.0)
+    baseline = (jnp.take_along_axis(sigma, actions, axis=-1) * value).sum(-1, keepdims=True)
+    regret = jnp.zeros((n, num_a)).at[jnp.arange(n)[:, None], actions].add(
+        jnp.where(lane_ok, value - baseline, 0.0))
+    t = jnp.asarray(iteration, jnp.float32)
+    adv = rows(obs, mask, regret, t * count, count > 0)
+    strat = rows(rec["obs"], rec["mask"], rec["sigma"], jnp.full(rec["opp"].shape, t), rec["opp"])
+    left = (~jax.vmap(game.terminal)(probes) & counted).sum()
+    crowded = (mask.sum(-1) > lanes).sum()
+    stats = {"nodes": count.sum() + rec["opp"].sum() + probe_nodes + (count > 0).sum(),
+             "overflow": left + crowded, "terminal": jax.vmap(game.terminal)(ends).all() & (left == 0)}
+    return adv, strat, stats

@@ -1,0 +1,80 @@
+"""Players by name: what launchers and ``lostcities.play`` accept wherever a Lost Cities player is named.
+
+- a bot of ``lostcities.bots.BOTS`` (``random``, ``heuristic``, ``careful``, ``greedy``, ``threshold``);
+- ``pretrained``: the classic Deep CFR agent shipped in ``lostcities.pretrained``;
+- a Deep CFR run folder: its agent, the average-strategy net (``lostcities.deep_cfr.player.load_agent``);
+- ``search`` (determinized rollout search with ``heuristic`` rollouts over every legal move) or
+  ``search:PLAYER``, the search with ``PLAYER`` (any of the above) as its rollout policy and, for
+  a learned agent, as its prior (``lostcities.search``; settings from ``search``).
+
+Run folders are read by ``run_loader`` (an argument, so callers and tests can plug in another).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from lostcities.api import Policy
+from lostcities.bots import BOTS, make_bot
+from lostcities.search import PriorFn, SearchSpec, search_policy
+from lostcities.variants import Variant
+
+__all__ = ["DEFAULT_SEARCH", "Player", "RunLoader", "accepted_players", "resolve", "resolve_player"]
+
+DEFAULT_SEARCH = SearchSpec()
+
+RunLoader = Callable[[Path, Variant], Any]
+"""``(run folder, variant) ->`` a policy, or an agent with ``policy`` and ``probs`` (``NetAgent``)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Player:
+    """A resolved player: its policy, and its action probabilities where it has them (a learned agent)."""
+
+    policy: Policy
+    prior: PriorFn | None = None
+
+
+def accepted_players() -> str:
+    """One line listing every accepted player name (for error messages and ``--help``)."""
+    return (f"a bot ({', '.join(sorted(BOTS))}), pretrained, a Deep CFR run folder, search, "
+            "or search:PLAYER with PLAYER any of those")
+
+
+def _load_run(run_dir: Path, variant: Variant) -> Any:
+    from lostcities.deep_cfr.player import load_agent
+
+    return load_agent(run_dir, variant)
+
+
+def _as_player(loaded: Any) -> Player:
+    if hasattr(loaded, "probs"):
+        return Player(loaded.policy, loaded.probs)
+    return Player(loaded)
+
+
+def resolve(spec: str, variant: Variant, *, search: SearchSpec = DEFAULT_SEARCH,
+            run_loader: RunLoader = _load_run) -> Player:
+    """The player named by ``spec`` for ``variant``; a ``ValueError`` listing what is accepted otherwise."""
+    if spec in BOTS:
+        return Player(make_bot(spec, variant))
+    if spec == "pretrained":
+        from lostcities.pretrained import load_pretrained
+
+        return _as_player(load_pretrained(variant))
+    if spec == "search" or spec.startswith("search:"):
+        inner = resolve(spec.partition(":")[2] or "heuristic", variant, search=search, run_loader=run_loader)
+        return Player(search_policy(search, variant, inner.policy, inner.prior))
+    path = Path(spec)
+    if not path.is_dir():
+        raise ValueError(f"player {spec!r} is neither a bot nor a run folder; accepted: {accepted_players()}")
+    return _as_player(run_loader(path, variant))
+
+
+def resolve_player(spec: str, variant: Variant, *, search: SearchSpec = DEFAULT_SEARCH,
+                   run_loader: RunLoader = _load_run) -> Policy:
+    """The policy of :func:`resolve`."""
+    return resolve(spec, variant, search=search, run_loader=run_loader).policy

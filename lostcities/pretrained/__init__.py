@@ -1,0 +1,75 @@
+"""The Deep CFR agent for classic Lost Cities shipped with the package (``--opponent=pretrained``).
+
+``classic/`` holds the agent's average-strategy net (``params.npz``, float32), the run's
+``config.json`` and ``figures.json`` (the strength it was measured at, and the commands), and the
+run's plots. :func:`export_agent` writes such a folder from a run folder.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+
+from lostcities.deep_cfr.networks import NetSpec
+from lostcities.deep_cfr.player import NetAgent, load_agent
+from lostcities.variants import Variant
+
+__all__ = ["PRETRAINED_DIR", "export_agent", "load_pretrained"]
+
+PRETRAINED_DIR = Path(__file__).parent / "classic"
+
+
+def _flatten(tree: Any, prefix: str = "") -> dict[str, np.ndarray]:
+    if isinstance(tree, dict):
+        out = {}
+        for key, value in tree.items():
+            out.update(_flatten(value, f"{prefix}{key}/"))
+        return out
+    return {prefix[:-1]: np.asarray(tree)}
+
+
+def _unflatten(flat: dict[str, np.ndarray]) -> dict[str, Any]:
+    tree: dict[str, Any] = {}
+    for name, value in flat.items():
+        node = tree
+        *parents, leaf = name.split("/")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = jax.numpy.asarray(value)
+    return tree
+
+
+def export_agent(run_dir: str | Path, out: str | Path = PRETRAINED_DIR, figures: dict | None = None) -> Path:
+    """Write run ``run_dir``'s agent to ``out``: its net (``params.npz``, ``net.json``), ``config.json``,
+    ``figures.json`` (``figures``, if given) and the run's plots."""
+    run_dir, out = Path(run_dir), Path(out)
+    agent = load_agent(run_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(out / "params.npz", **_flatten(jax.device_get(agent.params)))
+    spec = {"in_size": agent.net.in_size, "out_size": agent.net.out_size, "hidden": list(agent.net.hidden)}
+    (out / "net.json").write_text(json.dumps(spec, indent=1) + "\n")
+    shutil.copy(run_dir / "config.json", out / "config.json")
+    if figures is not None:
+        (out / "figures.json").write_text(json.dumps(figures, indent=1) + "\n")
+    for png in sorted((run_dir / "plots").glob("*.png")):
+        shutil.copy(png, out / png.name)
+    return out
+
+
+def load_pretrained(variant: Variant, folder: str | Path = PRETRAINED_DIR) -> NetAgent:
+    """The shipped agent; it plays the classic variant only (a clear error for any other)."""
+    folder = Path(folder)
+    if variant.name != "classic":
+        raise ValueError(f"the pretrained agent plays the classic variant, not {variant.name!r}")
+    if not (folder / "params.npz").is_file():
+        raise ValueError(f"{folder}: no params.npz; the pretrained agent is missing from this install")
+    spec = json.loads((folder / "net.json").read_text())
+    net = NetSpec(spec["in_size"], spec["out_size"], tuple(spec["hidden"]))
+    with np.load(folder / "params.npz") as data:
+        params = _unflatten({name: data[name] for name in data.files})
+    return NetAgent(net, params)

@@ -1,0 +1,23 @@
+"""bench_live runs end to end on a short replay and reports what its docstring promises."""
+
+from __future__ import annotations
+
+import pytest
+
+from experiments.bench_live import BenchLiveConfig, bench
+from exphil.data.paths import default_replay_dir
+
+
+def test_bench_live_reports_latency_percentiles_per_arch():
+    replay = default_replay_dir() / "peppi_buttons_abxy.slp"
+    if not replay.is_file():
+        pytest.skip(f"{replay} not found (set EXPHIL_REPLAY_DIR)")
+    result = bench(BenchLiveConfig(archs=("gru",), layers=(1,), hidden=16, frames=60, warmup=10,
+                                   replay=str(replay)))
+    (row,) = result["results"]
+    assert row["arch"] == "gru" and row["frames"] == 60 and result["port"] == 1
+    for prefix in ("", "adapter_", "cpu_"):
+        assert 0 < row[f"{prefix}median_ms"] <= row[f"{prefix}p99_ms"] <= row[f"{prefix}max_ms"]
+    assert row["adapter_median_ms"] < row["median_ms"]
+    with pytest.raises(SystemExit, match="fewer playable frames"):
+        bench(BenchLiveConfig(archs=("gru",), layers=(1,), hidden=16, frames=400, replay=str(replay)))
