@@ -1,4 +1,4 @@
-"""Fused selective scan (Mamba) as an XLA FFI custom call for CPU and CUDA, with references.
+"""Fused XLA FFI custom calls for CPU and CUDA, with pure-JAX references and one autotuned dispatch.
 
 ``from xla_ffi import selective_scan``; ``xla_ffi.registered_platforms()`` lists the
 platforms whose native handlers are built and registered; ``xla_ffi.warmup(...)`` tunes

@@ -1,6 +1,6 @@
 """The CUDA kernels' indexing and math, run on the host through a shim of the CUDA built-ins.
 
-There is no GPU here, so ``selective_scan_cuda_kernels.cuh`` is compiled with g++ against
+There is no GPU here, so ``selective_scan_cuda_{fwd,bwd}.cuh`` are compiled with g++ against
 ``cuda_emulation/cuda_host_shim.h`` (one block at a time, 128 std::threads, barriers for
 ``__syncthreads`` and warp shuffles) and driven through raw float32 files. Forward
 outputs and saved chunk states are checked against a float64 NumPy loop, every

@@ -1,4 +1,4 @@
-// Host stand-ins for the CUDA built-ins used by selective_scan_cuda_kernels.cuh.
+// Host stand-ins for the CUDA built-ins used by the kernels in xla_ffi/csrc/*_cuda_*.cuh.
 //
 // One thread block runs at a time as kThreads std::threads; __syncthreads is a barrier
 // across them, a warp shuffle is a write-barrier-read-barrier exchange through a shared

@@ -17,7 +17,8 @@
 #include <vector>
 
 #include "cuda_host_shim.h"
-#include "selective_scan_cuda_kernels.cuh"
+#include "selective_scan_cuda_bwd.cuh"
+#include "selective_scan_cuda_fwd.cuh"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
@@ -153,9 +154,10 @@ void Forward(const Inputs& in) {
   auto last = NaNs<float>(d.batch * d.dim * d.state);
   auto chunks = NaNs<float>(d.batch * d.nchunks * d.dim * d.state);
   if (d.length == 0) std::fill(chunks.begin(), chunks.end(), 0.f);  // the handler's memset
-  FwdArgs<T> args{u.data(), delta.data(), A.data(), Bm.data(), Cm.data(), Dskip.data(), z.data(),
-                  bias.data(), y.data(), last.data(), chunks.data(), d,
-                  MakeLayout(d.state, kFwdChannelBudget, kFwdStateBudget, PerLaneOverride(d)), in.softplus, in.has_z};
+  const Layout lay = MakeLayout(d.state, kFwdChannelBudget, kFwdStateBudget, PerLaneOverride(d));
+  FwdArgs<T> args{{u.data(), delta.data(), A.data(), Bm.data(), Cm.data(), Dskip.data(), z.data(), bias.data(), d,
+                   lay, in.softplus, in.has_z},
+                  y.data(), last.data(), chunks.data()};
   DispatchK(args.lay.per_lane, [&](auto k) {
     RunGrid(WorkItems(d, args.lay), SharedBytes(args.lay, kFwdChannelArrays, kFwdStateArrays),
             [&args] { SelectiveScanFwdKernel<T, decltype(k)::value>(args); });
@@ -177,10 +179,11 @@ void Backward(const Inputs& in) {
   auto dlast = Read("dlast", d.batch * d.dim * d.state);
   auto du = NaNs<T>(bld), ddelta = NaNs<T>(bld), dz = NaNs<T>(zsize);
   std::vector<float> dA(d.dim * d.state, 0.f), dB(bln, 0.f), dC(bln, 0.f), dD(d.dim, 0.f), dbias(d.dim, 0.f);
-  BwdArgs<T> args{u.data(), delta.data(), A.data(), Bm.data(), Cm.data(), Dskip.data(), z.data(),
-                  bias.data(), chunks.data(), dy.data(), dlast.data(), du.data(), ddelta.data(), dA.data(),
-                  dB.data(), dC.data(), dD.data(), dz.data(), dbias.data(), nullptr, 0, d,
-                  MakeLayout(d.state, kBwdChannelBudget, kBwdStateBudget, PerLaneOverride(d)), in.softplus, in.has_z};
+  const Layout lay = MakeLayout(d.state, kBwdChannelBudget, kBwdStateBudget, PerLaneOverride(d));
+  BwdArgs<T> args{{u.data(), delta.data(), A.data(), Bm.data(), Cm.data(), Dskip.data(), z.data(), bias.data(), d,
+                   lay, in.softplus, in.has_z},
+                  chunks.data(), dy.data(), dlast.data(), du.data(), ddelta.data(), dA.data(),
+                  dB.data(), dC.data(), dD.data(), dz.data(), dbias.data(), nullptr, 0};
   if (WorkItems(d, args.lay) > 0 && d.length > 0) {
     const BwdGrid grid = MakeBwdGrid(d, args.lay);
     std::vector<float> history(grid.slot_bytes / sizeof(float) * grid.blocks,
