@@ -5,11 +5,14 @@ A kernel joins with :func:`register` (its candidate impls, a fallback, how its s
 and the workload to time); ``xla_ffi.autotune`` never imports a kernel's module, the kernel
 hands its impls over. Timing cannot happen while tracing under jit, so call ``warmup(...)``
 with the shapes you will train on before jitting; an eager (non-traced) call measures its own
-shape class on first use. Choices are cached in memory and in a JSON file
-(``$XDG_CACHE_HOME/xla_ffi/autotune.json``, default ``~/.cache/xla_ffi/autotune.json``;
-``$XLA_FFI_AUTOTUNE_CACHE`` overrides the path). An un-measured shape class under jit uses
-the fused kernel when it is built for the platform, else the kernel's fallback, and warns
-once per process. The timed workload is forward + backward (training).
+shape class on first use; ``warmup_for(fn, *args)`` traces ``fn`` once and measures every
+kernel shape it dispatches, so one call covers a whole model. Choices and their timings are
+cached in memory and in a JSON file (``$XDG_CACHE_HOME/xla_ffi/autotune.json``, default
+``~/.cache/xla_ffi/autotune.json``; ``$XLA_FFI_AUTOTUNE_CACHE`` overrides the path), one entry
+``{"impl": choice, "ms": {impl: median ms}}`` per shape class; ``cached()`` lists them (see
+``python -m experiments.autotune_report``). An un-measured shape class under jit uses the
+fused kernel when it is built for the platform, else the kernel's fallback, and warns once
+per process. The timed workload is forward + backward (training).
 """
 
 from __future__ import annotations
@@ -34,12 +37,15 @@ __all__ = [
     "Kernel",
     "bucket",
     "cache_path",
+    "cached",
     "choose",
     "clear_memory_cache",
+    "kernels",
     "measure",
     "register",
     "shape_class",
     "warmup",
+    "warmup_for",
 ]
 
 Workload = Callable[..., Callable[[], Any]]
@@ -61,11 +67,17 @@ class Kernel:
 _KERNELS: dict[str, Kernel] = {}
 _CHOICES: dict[str, str] = {}
 _WARNED = False
+_RECORDING: list[dict[str, Any]] = []  # while warmup_for traces: the shapes choose() was asked about
 
 
 def register(kernel: Kernel) -> None:
     """Add (or replace) ``kernel`` in the registry."""
     _KERNELS[kernel.name] = kernel
+
+
+def kernels() -> dict[str, Kernel]:
+    """The registered kernels by name."""
+    return dict(_KERNELS)
 
 
 def _kernel(shape: Any) -> Kernel:
@@ -96,18 +108,21 @@ def shape_class(shape: Any, platform: str | None = None) -> str:
     return f"{kernel.name}|{platform}|{kind}|jax{jax.__version__}|{shape.dtype}|{kernel.shape_key(shape)}"
 
 
-def _load() -> dict[str, str]:
+def _load() -> dict[str, dict[str, Any]]:
+    """The disk cache: shape class -> {"impl": choice, "ms": {impl: median ms}} (unreadable: empty)."""
     try:
         data = json.loads(cache_path().read_text())
     except (OSError, ValueError):
         return {}
-    return {k: v for k, v in data.items() if isinstance(v, str)} if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(v, dict) and isinstance(v.get("impl"), str)}
 
 
-def _save(key: str, impl: str) -> None:
+def _save(key: str, impl: str, times: dict[str, float]) -> None:
     path = cache_path()
     data = _load()
-    data[key] = impl
+    data[key] = {"impl": impl, "ms": times}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
@@ -115,6 +130,11 @@ def _save(key: str, impl: str) -> None:
         tmp.replace(path)
     except OSError as e:
         warnings.warn(f"xla_ffi.autotune: cannot write {path}: {e}", stacklevel=3)
+
+
+def cached() -> dict[str, dict[str, Any]]:
+    """Every measured shape class in the disk cache: {"impl": choice, "ms": {impl: median ms}}."""
+    return _load()
 
 
 def clear_memory_cache() -> None:
@@ -146,7 +166,7 @@ def _default(kernel: Kernel) -> str:
 def _measure_and_store(shape: Any, key: str, *, repeats: int = 3, **options: Any) -> str:
     times = measure(shape, repeats=repeats, **options)
     _CHOICES[key] = min(times, key=times.get)
-    _save(key, _CHOICES[key])
+    _save(key, _CHOICES[key], times)
     return _CHOICES[key]
 
 
@@ -157,13 +177,16 @@ def choose(shape: Any, *, concrete: bool = True, **options: Any) -> str:
     key = shape_class(shape)
     if key in _CHOICES:
         return _CHOICES[key]
-    disk = _load()
-    if disk.get(key) in kernel.candidates:
-        _CHOICES[key] = disk[key]
-        return disk[key]
+    entry = _load().get(key, {})
+    if entry.get("impl") in kernel.candidates:
+        _CHOICES[key] = entry["impl"]
+        return _CHOICES[key]
     if concrete:
         return _measure_and_store(shape, key, **options)
     impl = _default(kernel)
+    if _RECORDING:
+        _RECORDING[-1].setdefault(key, (shape, options))
+        return impl
     if not _WARNED:
         _WARNED = True
         warnings.warn(
@@ -193,4 +216,23 @@ def warmup(
         shape = _as_shape(s, dtype, has_z)
         key = shape_class(shape)
         chosen[key] = _measure_and_store(shape, key, repeats=repeats)
+    return chosen
+
+
+def warmup_for(fn: Callable[..., Any], *args: Any, repeats: int = 3, **kwargs: Any) -> dict[str, str]:
+    """Measure and cache the choice for every auto-dispatched kernel shape ``fn(*args, **kwargs)``
+    uses (one abstract trace of ``fn``, nothing executed); return them by key.
+
+    ``fn`` may be jitted: the traces made here (with provisional impls) are dropped afterwards
+    (``jax.clear_caches()``), so the next call traces again with the measured choices.
+    """
+    _RECORDING.append({})
+    try:
+        jax.eval_shape(fn, *args, **kwargs)
+    finally:
+        seen = _RECORDING.pop()
+    chosen = {key: _measure_and_store(shape, key, repeats=repeats, **options)
+              for key, (shape, options) in seen.items()}
+    if seen:
+        jax.clear_caches()
     return chosen

@@ -53,7 +53,11 @@ class NativeKernel:
         return (f"{self.name}_fwd", f"{self.symbol}Fwd"), (f"{self.name}_bwd", f"{self.symbol}Bwd")
 
 
-KERNELS = {"selective_scan": NativeKernel("selective_scan", "SelectiveScan")}
+KERNELS = {
+    "selective_scan": NativeKernel("selective_scan", "SelectiveScan"),
+    "delta_rule": NativeKernel("delta_rule", "DeltaRule"),
+    "gru": NativeKernel("gru", "Gru"),
+}
 DEFAULT_KERNEL = "selective_scan"
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-__all__ = ["ScanShape"]
+__all__ = ["DeltaRuleShape", "GruShape", "ScanShape"]
 
 
 @dataclass(frozen=True)
@@ -21,3 +21,29 @@ class ScanShape:
     state: int
     dtype: str
     has_z: bool
+
+
+@dataclass(frozen=True)
+class DeltaRuleShape:
+    """Delta rule: batch, length, heads, key and value widths; dtype of q."""
+
+    kernel: ClassVar[str] = "delta_rule"
+
+    batch: int
+    length: int
+    heads: int
+    key_dim: int
+    value_dim: int
+    dtype: str
+
+
+@dataclass(frozen=True)
+class GruShape:
+    """GRU recurrence: batch, length, hidden width; dtype of the gate inputs."""
+
+    kernel: ClassVar[str] = "gru"
+
+    batch: int
+    length: int
+    hidden: int
+    dtype: str

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "xla/ffi/api/ffi.h"
 
@@ -43,8 +44,9 @@ inline ffi::Error Invalid(const char* target, const std::string& message) {
 }
 
 // InvalidArgument unless `buf` has exactly `dtype` and `shape`; the message names the operand.
-inline ffi::Error CheckOperand(const char* target, const char* name, const ffi::AnyBuffer& buf,
-                               ffi::DataType dtype, std::initializer_list<int64_t> shape) {
+template <typename Shape>
+ffi::Error CheckOperandShape(const char* target, const char* name, const ffi::AnyBuffer& buf,
+                             ffi::DataType dtype, const Shape& shape) {
   const auto dims = buf.dimensions();
   bool ok = dims.size() == shape.size();
   size_t i = 0;
@@ -60,6 +62,18 @@ inline ffi::Error CheckOperand(const char* target, const char* name, const ffi::
                                DtypeName(buf.element_type()));
   }
   return ffi::Error::Success();
+}
+
+inline ffi::Error CheckOperand(const char* target, const char* name, const ffi::AnyBuffer& buf,
+                               ffi::DataType dtype, std::initializer_list<int64_t> shape) {
+  return CheckOperandShape(target, name, buf, dtype, shape);
+}
+
+// `lead` followed by `tail`: the shape of an operand that carries the call's leading batch dims.
+inline std::vector<int64_t> WithLead(const std::vector<int64_t>& lead, std::initializer_list<int64_t> tail) {
+  std::vector<int64_t> shape(lead);
+  shape.insert(shape.end(), tail.begin(), tail.end());
+  return shape;
 }
 
 // InvalidArgument unless `t` is float32 or bfloat16 (the storage types every kernel takes).

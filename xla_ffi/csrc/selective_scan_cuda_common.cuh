@@ -20,6 +20,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "cuda_device_util.cuh"
+
 namespace selective_scan_cuda {
 
 constexpr int kThreads = 128;              // threads per block
@@ -133,26 +135,10 @@ inline BwdGrid MakeBwdGrid(const Dims& dims, const Layout& lay) {
 // Device helpers
 // ---------------------------------------------------------------------------
 
-__device__ __forceinline__ float ToF(float v) { return v; }
-__device__ __forceinline__ float ToF(__nv_bfloat16 v) { return __bfloat162float(v); }
-
-template <typename T>
-__device__ __forceinline__ T FromF(float v);
-template <>
-__device__ __forceinline__ float FromF<float>(float v) { return v; }
-template <>
-__device__ __forceinline__ __nv_bfloat16 FromF<__nv_bfloat16>(float v) { return __float2bfloat16(v); }
-
-__device__ __forceinline__ float Sigmoid(float x) { return 1.f / (1.f + expf(-x)); }
-
-// Sum of v over the `lanes` neighbouring threads of one channel; every lane gets the sum.
-// All 32 threads of the warp must call it (lanes divides 32, groups are aligned).
-__device__ __forceinline__ float LaneSum(float v, int lanes) {
-  for (int offset = lanes >> 1; offset > 0; offset >>= 1) {
-    v += __shfl_xor_sync(0xffffffffu, v, offset);
-  }
-  return v;
-}
+using cuda_device::FromF;
+using cuda_device::LaneSum;
+using cuda_device::Sigmoid;
+using cuda_device::ToF;
 
 // Tiles are row-major [step][column] with a power-of-two row width 1 << shift, so that
 // the index split costs a shift and a mask rather than a division.

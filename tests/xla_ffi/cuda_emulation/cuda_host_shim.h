@@ -17,6 +17,7 @@
 
 #define __global__
 #define __device__
+#define __host__
 #define __forceinline__ inline
 #define __shared__
 #define __launch_bounds__(n)
