@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Literal
 
-from experiments.bench_kernels import parse_shapes
+from experiments.bench_selective_scan import parse_shapes
 from experiments.launcher import launch
 
 
@@ -35,10 +35,12 @@ class ReportConfig:
 def _shapes(cfg: ReportConfig) -> list[Any]:
     from xla_ffi.types import DeltaRuleShape, GruShape, ScanShape
 
-    delta = [DeltaRuleShape(*s, dtype=cfg.dtype) for s in parse_shapes(cfg.delta_shapes, 5, "delta_shapes")]
-    gru = [GruShape(*s, dtype=cfg.dtype) for s in parse_shapes(cfg.gru_shapes, 3, "gru_shapes")]
-    scan_shapes = parse_shapes(cfg.scan_shapes, 4, "scan_shapes")
-    scan = [ScanShape(*s, dtype=cfg.dtype, has_z=True) for s in scan_shapes]
+    def sizes(text: str, count: int, flag: str) -> list[tuple[int, ...]]:
+        return parse_shapes(text, count, flag, allow_empty=True)
+
+    delta = [DeltaRuleShape(*s, dtype=cfg.dtype) for s in sizes(cfg.delta_shapes, 5, "delta_shapes")]
+    gru = [GruShape(*s, dtype=cfg.dtype) for s in sizes(cfg.gru_shapes, 3, "gru_shapes")]
+    scan = [ScanShape(*s, dtype=cfg.dtype, has_z=True) for s in sizes(cfg.scan_shapes, 4, "scan_shapes")]
     return delta + gru + scan
 
 
@@ -49,8 +51,15 @@ def report_rows(cache: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
         ms = entry.get("ms", {})
         others = [v for impl, v in ms.items() if impl != "ffi"]
         speedup = min(others) / ms["ffi"] if others and ms.get("ffi") else None
-        rows.append({"kernel": key.split("|", 1)[0], "shape_class": key, "choice": entry["impl"], "ms": ms,
-                     "ffi_speedup": speedup})
+        rows.append(
+            {
+                "kernel": key.split("|", 1)[0],
+                "shape_class": key,
+                "choice": entry["impl"],
+                "ms": ms,
+                "ffi_speedup": speedup,
+            }
+        )
     return rows
 
 

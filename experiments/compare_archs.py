@@ -170,7 +170,7 @@ def _steps(base: TrainConfig, epochs: int) -> int:
         return base.steps
     windows = make_windows(base.data, base.windows, split="train")
     try:
-        return epochs * windows.batches_per_epoch()
+        return epochs * windows.batches_per_epoch
     finally:
         windows.close()
 
@@ -180,8 +180,11 @@ def compare(cfg: CompareConfig) -> dict:
     out = Path(cfg.out_dir)
     base = resolve_config(dataclasses.replace(cfg.train, run_dir=str(out / "runs")))
     steps = _steps(base, cfg.epochs)
+    schedule = dataclasses.replace(base.optim, schedule_steps=cfg.train.optim.schedule_steps or steps)
+    base = dataclasses.replace(base, steps=steps, eval_every=min(base.eval_every, steps),
+                               checkpoint_every=min(base.checkpoint_every, steps), optim=schedule)
     spec = EmbeddingSpec()
-    rows, runs, run_dirs = [], [], {}
+    rows, runs, run_dirs, result = [], [], {}, {}
     for arch in cfg.archs:
         policy = dataclasses.replace(base.policy, arch=arch)
         if cfg.param_budget > 0:
@@ -189,21 +192,23 @@ def compare(cfg: CompareConfig) -> dict:
         arch_runs = []
         for seed in cfg.seeds:
             run_dir = out / arch / f"seed{seed}"
-            run_cfg = dataclasses.replace(base, run_dir=str(run_dir), policy=policy, seed=seed, steps=steps,
-                                          eval_every=min(base.eval_every, steps),
-                                          checkpoint_every=min(base.checkpoint_every, steps))
+            run_cfg = dataclasses.replace(base, run_dir=str(run_dir), policy=policy, seed=seed)
             arch_runs.append(_run_row(arch, seed, train(run_cfg), run_dir))
             run_dirs.setdefault(arch, []).append(run_dir)
         runs.extend(arch_runs)
         rows.append(summarize(arch_runs) | {"hidden": policy.hidden,
                                             "step_ms": step_latency_ms(policy, cfg.latency_frames, spec)})
-    result = {"data": base.data, "steps": steps, "epochs": cfg.epochs, "seeds": list(cfg.seeds),
-              "param_budget": cfg.param_budget, "rows": rows, "runs": runs}
-    (out / "compare.md").write_text(markdown(rows))
-    (out / "compare.json").write_text(json.dumps(result, indent=2) + "\n")
-    plot_curves(run_dirs, out / "loss_curves.png")
+        result = {"data": base.data, "steps": steps, "epochs": cfg.epochs, "seeds": list(cfg.seeds),
+                  "param_budget": cfg.param_budget, "rows": rows, "runs": runs}
+        _write(out, result, run_dirs)  # after every arch, so a long comparison can be read as it goes
     print(markdown(rows))
     return result
+
+
+def _write(out: Path, result: dict, run_dirs: dict[str, list[Path]]) -> None:
+    (out / "compare.md").write_text(markdown(result["rows"]))
+    (out / "compare.json").write_text(json.dumps(result, indent=2) + "\n")
+    plot_curves(run_dirs, out / "loss_curves.png")
 
 
 def main(cfg: CompareConfig) -> dict:
@@ -211,10 +216,18 @@ def main(cfg: CompareConfig) -> dict:
     return compare(cfg)
 
 
-PRESETS = {"smoke": {"train.policy.hidden": 32, "train.windows.window": 8, "train.windows.batch_size": 16,
-                     "train.windows.mode": "eager", "train.steps": 10, "train.eval_every": 10,
-                     "train.checkpoint_every": 10, "train.eval_batches": 2, "train.log_every": 5,
-                     "train.progress": False, "latency_frames": 5}}
+PRESETS = {
+    # 20 epochs of every arch at a 250k-parameter budget with 2 layers, one seed, windows of 32
+    # frames and validation on 32 batches every 2 epochs: what a shared 2-core CPU runs in hours.
+    "shared_cpu": {"epochs": 20, "seeds": (0,), "param_budget": 250_000, "train.policy.num_layers": 2,
+                   "train.windows.window": 32, "train.windows.stride": 32, "train.eval_every": 138,
+                   "train.eval_batches": 32, "train.checkpoint_every": 690, "train.log_every": 23,
+                   "train.progress": False},
+    "smoke": {"train.policy.hidden": 32, "train.windows.window": 8, "train.windows.batch_size": 16,
+              "train.windows.mode": "eager", "train.steps": 10, "train.eval_every": 10,
+              "train.checkpoint_every": 10, "train.eval_batches": 2, "train.log_every": 5,
+              "train.progress": False, "latency_frames": 5},
+}
 
 if __name__ == "__main__":
     launch(main, CompareConfig(), presets=PRESETS)

@@ -21,6 +21,8 @@ CELL_TIMEOUT_S = 600
 SLOW: dict[str, str] = {
     "deep_cfr.ipynb": "three Deep CFR runs (Kuhn, Leduc, Lost Cities), each compiling its traversals, fits "
                       "and evaluation: ~100 s alone, ~165 s beside the rest of the default run",
+    "kernels.ipynb": "compiles and times every impl of three kernels, forward and backward (the autotune "
+                     "warmup and a small benchmark): minutes on a 2-core CPU",
 }
 
 

@@ -22,6 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from xla_ffi import autotune, ffi, reference
+from xla_ffi.checks import check_array, check_rank
 from xla_ffi.types import ScanShape
 
 __all__ = [
@@ -34,40 +35,26 @@ CHUNK = 64  # steps between the states the forward pass saves for the backward p
 FWD_TARGET = "selective_scan_fwd"
 BWD_TARGET = "selective_scan_bwd"
 _KERNEL = "selective_scan"
-_DTYPES = (jnp.dtype(jnp.float32), jnp.dtype(jnp.bfloat16))
-
-
-def _check(name: str, x: jax.Array | None, shape: tuple[int, ...], what: str) -> None:
-    if x is None:
-        return
-    if not hasattr(x, "shape") or not hasattr(x, "dtype"):
-        raise TypeError(f"selective_scan: {name} must be an array, got {type(x).__name__}")
-    if tuple(x.shape) != shape:
-        raise ValueError(f"selective_scan: {name} must have shape {what} = {shape}, got {tuple(x.shape)}")
-    if jnp.dtype(x.dtype) not in _DTYPES:
-        raise TypeError(f"selective_scan: {name} must be float32 or bfloat16, got {x.dtype}")
 
 
 def check_args(u, delta, A, B, C, D=None, z=None, delta_bias=None) -> ScanShape:
     """Validate shapes and dtypes at trace time; raise naming the offending argument."""
-    if not hasattr(u, "shape") or len(u.shape) != 3:
-        raise ValueError(
-            f"selective_scan: u must have shape (batch, length, channels), got {getattr(u, 'shape', u)}"
-        )
+    check_rank(_KERNEL, "u", u, 3, "(batch, length, channels)")
     batch, length, channels = (int(s) for s in u.shape)
     if length < 1:
         raise ValueError(f"selective_scan: u must have length >= 1, got shape {tuple(u.shape)}")
-    _check("u", u, (batch, length, channels), "(batch, length, channels)")
-    if not hasattr(A, "shape") or len(A.shape) != 2 or A.shape[1] < 1:
-        raise ValueError(f"selective_scan: A must have shape (channels, state), got {getattr(A, 'shape', A)}")
+    check_array(_KERNEL, "u", u, (batch, length, channels), "(batch, length, channels)")
+    check_rank(_KERNEL, "A", A, 2, "(channels, state)")
+    if A.shape[1] < 1:
+        raise ValueError(f"selective_scan: A must have shape (channels, state), got {tuple(A.shape)}")
     state = int(A.shape[1])
-    _check("A", A, (channels, state), "(channels, state)")
-    _check("delta", delta, (batch, length, channels), "(batch, length, channels)")
-    _check("B", B, (batch, length, state), "(batch, length, state)")
-    _check("C", C, (batch, length, state), "(batch, length, state)")
-    _check("D", D, (channels,), "(channels,)")
-    _check("z", z, (batch, length, channels), "(batch, length, channels)")
-    _check("delta_bias", delta_bias, (channels,), "(channels,)")
+    check_array(_KERNEL, "A", A, (channels, state), "(channels, state)")
+    check_array(_KERNEL, "delta", delta, (batch, length, channels), "(batch, length, channels)")
+    check_array(_KERNEL, "B", B, (batch, length, state), "(batch, length, state)")
+    check_array(_KERNEL, "C", C, (batch, length, state), "(batch, length, state)")
+    check_array(_KERNEL, "D", D, (channels,), "(channels,)")
+    check_array(_KERNEL, "z", z, (batch, length, channels), "(batch, length, channels)")
+    check_array(_KERNEL, "delta_bias", delta_bias, (channels,), "(channels,)")
     return ScanShape(batch, length, channels, state, jnp.dtype(u.dtype).name, z is not None)
 
 
@@ -183,12 +170,9 @@ def selective_scan(
     Returns:
       y ``[batch, length, channels]`` in u's dtype, or ``(y, last_state)``.
     """
-    if impl not in IMPLS:
-        raise ValueError(f"selective_scan: impl must be one of {IMPLS}, got {impl!r}")
     shape = check_args(u, delta, A, B, C, D, z, delta_bias)
-    if impl == "auto":
-        concrete = not isinstance(u, jax.core.Tracer)
-        impl = autotune.choose(shape, delta_softplus=delta_softplus, concrete=concrete)
+    traced = isinstance(u, jax.core.Tracer)
+    impl = autotune.resolve(shape, impl, traced=traced, delta_softplus=delta_softplus)
     y, last = _IMPLS[impl](u, delta, A, B, C, D, z, delta_bias, delta_softplus=delta_softplus)
     return (y, last) if return_last_state else y
 
@@ -211,4 +195,4 @@ def _workload(shape: ScanShape, impl: str, *, delta_softplus: bool = True) -> Ca
     return lambda: step(x)
 
 
-autotune.register(autotune.Kernel(_KERNEL, ("ffi", "scan", "associative"), "scan", _shape_key, _workload))
+autotune.register(autotune.Kernel(_KERNEL, IMPLS[1:], "scan", _shape_key, _workload))

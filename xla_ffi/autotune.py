@@ -43,6 +43,7 @@ __all__ = [
     "kernels",
     "measure",
     "register",
+    "resolve",
     "shape_class",
     "warmup",
     "warmup_for",
@@ -195,6 +196,16 @@ def choose(shape: Any, *, concrete: bool = True, **options: Any) -> str:
             stacklevel=3,
         )
     return impl
+
+
+def resolve(shape: Any, impl: str, *, traced: bool, **options: Any) -> str:
+    """``impl`` checked against the kernel's candidates; "auto" becomes the choice for ``shape``
+    (``traced``: called while tracing, when nothing can be measured)."""
+    kernel = _kernel(shape)
+    allowed = ("auto", *kernel.candidates)
+    if impl not in allowed:
+        raise ValueError(f"{kernel.name}: impl must be one of {allowed}, got {impl!r}")
+    return choose(shape, concrete=not traced, **options) if impl == "auto" else impl
 
 
 def _as_shape(s: Any, dtype: str, has_z: bool) -> Any:

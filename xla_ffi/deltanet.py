@@ -21,6 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from xla_ffi import autotune, ffi
+from xla_ffi.checks import check_array, check_rank
 from xla_ffi.delta_rule_reference import (
     delta_rule_chunked,
     delta_rule_scan,
@@ -36,38 +37,23 @@ CHUNK = 64  # steps between the states the forward pass saves for the backward p
 FWD_TARGET = "delta_rule_fwd"
 BWD_TARGET = "delta_rule_bwd"
 _KERNEL = "delta_rule"
-_DTYPES = (jnp.dtype(jnp.float32), jnp.dtype(jnp.bfloat16))
-
-
-def _check(name: str, x: Any, shape: tuple[int, ...], what: str) -> None:
-    if x is None:
-        return
-    if not hasattr(x, "shape") or not hasattr(x, "dtype"):
-        raise TypeError(f"delta_rule: {name} must be an array, got {type(x).__name__}")
-    if tuple(x.shape) != shape:
-        raise ValueError(f"delta_rule: {name} must have shape {what} = {shape}, got {tuple(x.shape)}")
-    if jnp.dtype(x.dtype) not in _DTYPES:
-        raise TypeError(f"delta_rule: {name} must be float32 or bfloat16, got {x.dtype}")
 
 
 def check_delta_args(q, k, v, beta, initial_state=None) -> DeltaRuleShape:
     """Validate shapes and dtypes at trace time; raise naming the offending argument."""
-    for name, x in (("q", q), ("v", v)):
-        if not hasattr(x, "shape") or len(x.shape) != 4:
-            raise ValueError(
-                f"delta_rule: {name} must have shape (batch, length, heads, d), got {getattr(x, 'shape', x)}"
-            )
+    check_rank(_KERNEL, "q", q, 4, "(batch, length, heads, d_k)")
+    check_rank(_KERNEL, "v", v, 4, "(batch, length, heads, d_v)")
     batch, length, heads, dk = (int(s) for s in q.shape)
     dv = int(v.shape[-1])
     if length < 1 or dk < 1 or dv < 1:
         raise ValueError(
             f"delta_rule: length, d_k and d_v must be >= 1, got q {tuple(q.shape)}, v {tuple(v.shape)}"
         )
-    _check("q", q, (batch, length, heads, dk), "(batch, length, heads, d_k)")
-    _check("k", k, (batch, length, heads, dk), "(batch, length, heads, d_k)")
-    _check("v", v, (batch, length, heads, dv), "(batch, length, heads, d_v)")
-    _check("beta", beta, (batch, length, heads), "(batch, length, heads)")
-    _check("initial_state", initial_state, (batch, heads, dk, dv), "(batch, heads, d_k, d_v)")
+    check_array(_KERNEL, "q", q, (batch, length, heads, dk), "(batch, length, heads, d_k)")
+    check_array(_KERNEL, "k", k, (batch, length, heads, dk), "(batch, length, heads, d_k)")
+    check_array(_KERNEL, "v", v, (batch, length, heads, dv), "(batch, length, heads, d_v)")
+    check_array(_KERNEL, "beta", beta, (batch, length, heads), "(batch, length, heads)")
+    check_array(_KERNEL, "initial_state", initial_state, (batch, heads, dk, dv), "(batch, heads, d_k, d_v)")
     return DeltaRuleShape(batch, length, heads, dk, dv, jnp.dtype(q.dtype).name)
 
 
@@ -167,13 +153,10 @@ def delta_rule(
     Returns:
       o ``[batch, length, heads, d_v]`` in q's dtype, or ``(o, last_state)``.
     """
-    if impl not in IMPLS:
-        raise ValueError(f"delta_rule: impl must be one of {IMPLS}, got {impl!r}")
     shape = check_delta_args(q, k, v, beta, initial_state)
     if normalize_qk:
         q, k = l2_normalize(q).astype(q.dtype), l2_normalize(k).astype(k.dtype)
-    if impl == "auto":
-        impl = autotune.choose(shape, concrete=not isinstance(q, jax.core.Tracer))
+    impl = autotune.resolve(shape, impl, traced=isinstance(q, jax.core.Tracer))
     o, last = _IMPLS[impl](q, k, v, beta, initial_state)
     return (o, last) if return_last_state else o
 
@@ -199,4 +182,4 @@ def _workload(shape: DeltaRuleShape, impl: str) -> Callable[[], Any]:
     return lambda: step(x)
 
 
-autotune.register(autotune.Kernel(_KERNEL, ("ffi", "scan", "chunked"), "chunked", _shape_key, _workload))
+autotune.register(autotune.Kernel(_KERNEL, IMPLS[1:], "chunked", _shape_key, _workload))

@@ -20,6 +20,7 @@ import jax
 import jax.numpy as jnp
 
 from xla_ffi import autotune, ffi
+from xla_ffi.checks import check_array, check_rank
 from xla_ffi.gru_reference import gru_recurrence_scan, random_gru_inputs
 from xla_ffi.types import GruShape
 
@@ -29,38 +30,21 @@ IMPLS = ("auto", "ffi", "scan")
 FWD_TARGET = "gru_fwd"
 BWD_TARGET = "gru_bwd"
 _KERNEL = "gru"
-_DTYPES = (jnp.dtype(jnp.float32), jnp.dtype(jnp.bfloat16))
-
-
-def _check(name: str, x: Any, shape: tuple[int, ...], what: str) -> None:
-    if x is None:
-        return
-    if not hasattr(x, "shape") or not hasattr(x, "dtype"):
-        raise TypeError(f"gru_recurrence: {name} must be an array, got {type(x).__name__}")
-    if tuple(x.shape) != shape:
-        raise ValueError(f"gru_recurrence: {name} must have shape {what} = {shape}, got {tuple(x.shape)}")
-    if jnp.dtype(x.dtype) not in _DTYPES:
-        raise TypeError(f"gru_recurrence: {name} must be float32 or bfloat16, got {x.dtype}")
+_FN = "gru_recurrence"
 
 
 def check_gru_args(gx, W, b, h0=None) -> GruShape:
     """Validate shapes and dtypes at trace time; raise naming the offending argument."""
-    if not hasattr(gx, "shape") or len(gx.shape) != 3:
-        raise ValueError(
-            f"gru_recurrence: gx must have shape (batch, length, 3 * hidden), got {getattr(gx, 'shape', gx)}"
-        )
-    if not hasattr(W, "shape") or len(W.shape) != 2 or W.shape[0] < 1:
-        raise ValueError(
-            f"gru_recurrence: W must have shape (hidden, 3 * hidden), got {getattr(W, 'shape', W)}"
-        )
+    check_rank(_FN, "gx", gx, 3, "(batch, length, 3 * hidden)")
+    check_rank(_FN, "W", W, 2, "(hidden, 3 * hidden)")
     batch, length, _ = (int(s) for s in gx.shape)
     hidden = int(W.shape[0])
     if length < 1:
         raise ValueError(f"gru_recurrence: gx must have length >= 1, got shape {tuple(gx.shape)}")
-    _check("gx", gx, (batch, length, 3 * hidden), "(batch, length, 3 * hidden)")
-    _check("W", W, (hidden, 3 * hidden), "(hidden, 3 * hidden)")
-    _check("b", b, (3 * hidden,), "(3 * hidden,)")
-    _check("h0", h0, (batch, hidden), "(batch, hidden)")
+    check_array(_FN, "gx", gx, (batch, length, 3 * hidden), "(batch, length, 3 * hidden)")
+    check_array(_FN, "W", W, (hidden, 3 * hidden), "(hidden, 3 * hidden)")
+    check_array(_FN, "b", b, (3 * hidden,), "(3 * hidden,)")
+    check_array(_FN, "h0", h0, (batch, hidden), "(batch, hidden)")
     return GruShape(batch, length, hidden, jnp.dtype(gx.dtype).name)
 
 
@@ -147,11 +131,8 @@ def gru_recurrence(
     Returns:
       h for every step ``[batch, length, hidden]`` in gx's dtype, or ``(hs, last_state)``.
     """
-    if impl not in IMPLS:
-        raise ValueError(f"gru_recurrence: impl must be one of {IMPLS}, got {impl!r}")
     shape = check_gru_args(gx, W, b, h0)
-    if impl == "auto":
-        impl = autotune.choose(shape, concrete=not isinstance(gx, jax.core.Tracer))
+    impl = autotune.resolve(shape, impl, traced=isinstance(gx, jax.core.Tracer))
     ys, last = _IMPLS[impl](gx, W, b, h0)
     return (ys, last) if return_last_state else ys
 
@@ -171,4 +152,4 @@ def _workload(shape: GruShape, impl: str) -> Callable[[], Any]:
     return lambda: step(x)
 
 
-autotune.register(autotune.Kernel(_KERNEL, ("ffi", "scan"), "scan", _shape_key, _workload))
+autotune.register(autotune.Kernel(_KERNEL, IMPLS[1:], "scan", _shape_key, _workload))

@@ -6,17 +6,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-__all__ = ["DeltaRuleShape", "GruShape", "ScanShape"]
+__all__ = ["DeltaRuleShape", "GruShape", "KernelShape", "ScanShape"]
 
 
 @dataclass(frozen=True)
-class ScanShape:
-    """Selective scan: batch, length, channels (D), state (N); dtype of u; z present."""
+class KernelShape:
+    """What every kernel's problem has: a batch of sequences of some length."""
 
-    kernel: ClassVar[str] = "selective_scan"
+    kernel: ClassVar[str]
 
     batch: int
     length: int
+
+
+@dataclass(frozen=True)
+class ScanShape(KernelShape):
+    """Selective scan: channels (D), state (N); dtype of u; z present."""
+
+    kernel: ClassVar[str] = "selective_scan"
     channels: int
     state: int
     dtype: str
@@ -24,13 +31,10 @@ class ScanShape:
 
 
 @dataclass(frozen=True)
-class DeltaRuleShape:
-    """Delta rule: batch, length, heads, key and value widths; dtype of q."""
+class DeltaRuleShape(KernelShape):
+    """Delta rule: heads, key and value widths; dtype of q."""
 
     kernel: ClassVar[str] = "delta_rule"
-
-    batch: int
-    length: int
     heads: int
     key_dim: int
     value_dim: int
@@ -38,12 +42,9 @@ class DeltaRuleShape:
 
 
 @dataclass(frozen=True)
-class GruShape:
-    """GRU recurrence: batch, length, hidden width; dtype of the gate inputs."""
+class GruShape(KernelShape):
+    """GRU recurrence: hidden width; dtype of the gate inputs."""
 
     kernel: ClassVar[str] = "gru"
-
-    batch: int
-    length: int
     hidden: int
     dtype: str

@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from tests.xla_ffi import helpers
 from tests.xla_ffi.numpy_references import directional_derivative, numpy_delta_rule
 from xla_ffi import deltanet, ffi
 from xla_ffi.delta_rule_reference import random_delta_inputs
@@ -73,16 +74,10 @@ def test_forward_matches_numpy_float64(case: Case, impl: str) -> None:
 
 
 def _grads(x: dict, impl: str, wo, wl) -> dict[str, np.ndarray]:
-    present = [n for n in NAMES if x[n] is not None]
+    def call(**kw):
+        return deltanet.delta_rule(**kw, return_last_state=True, impl=impl)
 
-    def loss(*args):
-        o, last = deltanet.delta_rule(
-            **dict(x, **dict(zip(present, args, strict=True))), return_last_state=True, impl=impl
-        )
-        return jnp.sum(o * wo) + jnp.sum(last * wl)
-
-    grads = jax.jit(jax.grad(loss, argnums=tuple(range(len(present)))))(*[x[n] for n in present])
-    return {n: np.asarray(g, np.float64) for n, g in zip(present, grads, strict=True)}
+    return helpers.weighted_grads(call, x, (wo, wl))
 
 
 @pytest.mark.parametrize(
@@ -137,27 +132,10 @@ def test_bfloat16_inputs_within_tolerance() -> None:
 
 
 def test_vmap_and_grad_of_vmap_match_per_example_results() -> None:
-    case = Case(2, 40, 2, 8, 8)
-    examples = [random_delta_inputs(s, case.shape, "float32") for s in (5, 6, 7)]
-    stacked = {n: jnp.stack([e[n] for e in examples]) for n in NAMES}
-
-    def f(impl, *args):
-        return deltanet.delta_rule(*args, impl=impl)
-
-    ys = jax.jit(jax.vmap(lambda *a: f("ffi", *a)))(*stacked.values())
-    for i, e in enumerate(examples):
-        want = jax.jit(lambda *a: f("scan", *a))(*e.values())
-        np.testing.assert_allclose(np.asarray(ys[i]), np.asarray(want), rtol=1e-4, atol=1e-4)
-
-    def total(impl):
-        return lambda *a: jnp.sum(jax.vmap(lambda *b: f(impl, *b))(*a) ** 2)
-
-    g_ffi = jax.jit(jax.grad(total("ffi"), argnums=tuple(range(5))))(*stacked.values())
-    g_ref = jax.jit(jax.grad(total("scan"), argnums=tuple(range(5))))(*stacked.values())
-    for name, a, b in zip(NAMES, g_ffi, g_ref, strict=True):
-        np.testing.assert_allclose(
-            np.asarray(a), np.asarray(b), rtol=1e-3, atol=1e-4 * np.abs(b).max(), err_msg=name
-        )
+    examples = [random_delta_inputs(s, Case(2, 40, 2, 8, 8).shape, "float32") for s in (5, 6, 7)]
+    helpers.assert_vmap_and_grad_of_vmap_match(
+        lambda impl, **x: deltanet.delta_rule(**x, impl=impl), examples, NAMES, atol=1e-4
+    )
 
 
 def test_normalize_flag_equals_normalising_first() -> None:

@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from tests.xla_ffi import helpers
 from tests.xla_ffi.numpy_references import directional_derivative, numpy_gru
 from xla_ffi import ffi, gru
 from xla_ffi.gru_reference import random_gru_inputs
@@ -49,12 +50,8 @@ def test_forward_matches_numpy_float64(shape, impl: str, with_state: bool) -> No
 
 
 def _grads(x: dict, impl: str, wy, wl) -> dict[str, np.ndarray]:
-    def loss(*args):
-        ys, last = gru.gru_recurrence(*args, return_last_state=True, impl=impl)
-        return jnp.sum(ys * wy) + jnp.sum(last * wl)
-
-    grads = jax.jit(jax.grad(loss, argnums=(0, 1, 2, 3)))(*(x[n] for n in NAMES))
-    return {n: np.asarray(g, np.float64) for n, g in zip(NAMES, grads, strict=True)}
+    return helpers.weighted_grads(lambda **kw: gru.gru_recurrence(**kw, return_last_state=True, impl=impl), x,
+                                  (wy, wl))
 
 
 @pytest.mark.parametrize(
@@ -99,24 +96,9 @@ def test_bfloat16_inputs_within_tolerance() -> None:
 
 
 def test_vmap_and_grad_of_vmap_match_per_example_results() -> None:
+    """W and b shared by the examples (closed over), gx and h0 mapped."""
     examples = [random_gru_inputs(s, (2, 10, 8), "float32") for s in (5, 6, 7)]
-    shared = {n: examples[0][n] for n in ("W", "b")}
-    gxs, h0s = jnp.stack([e["gx"] for e in examples]), jnp.stack([e["h0"] for e in examples])
-
-    def f(impl, gx, h0, W, b):
-        return gru.gru_recurrence(gx, W, b, h0, impl=impl)
-
-    ys = jax.jit(jax.vmap(lambda gx, h0: f("ffi", gx, h0, **shared)))(gxs, h0s)
-    for i, e in enumerate(examples):
-        np.testing.assert_allclose(
-            np.asarray(ys[i]), np.asarray(f("scan", e["gx"], e["h0"], **shared)), atol=1e-5
-        )
-
-    def total(impl):
-        return lambda gx, h0, W, b: jnp.sum(jax.vmap(lambda g, h: f(impl, g, h, W, b))(gx, h0) ** 2)
-
-    args = (gxs, h0s, shared["W"], shared["b"])
-    g_ffi = jax.jit(jax.grad(total("ffi"), argnums=(0, 1, 2, 3)))(*args)
-    g_ref = jax.jit(jax.grad(total("scan"), argnums=(0, 1, 2, 3)))(*args)
-    for a, b in zip(g_ffi, g_ref, strict=True):
-        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-4, atol=1e-5 * np.abs(b).max())
+    W, b = examples[0]["W"], examples[0]["b"]
+    helpers.assert_vmap_and_grad_of_vmap_match(
+        lambda impl, **x: gru.gru_recurrence(W=W, b=b, **x, impl=impl), examples, ("gx", "h0"), atol=1e-5
+    )

@@ -83,6 +83,17 @@ inline void ParallelFor(ffi::ThreadPool& pool, int64_t tasks, int workers,
   for (auto& t : threads) t.join();
 }
 
+// Runs body(task, scratch) for every task in [0, tasks) over up to the pool's workers, each
+// worker with its own scratch from make_scratch() (sized once per call).
+template <typename Make, typename Body>
+void RunTasks(ffi::ThreadPool& pool, int64_t tasks, Make&& make_scratch, Body&& body) {
+  if (tasks <= 0) return;
+  const int workers = NumWorkers(pool, tasks);
+  std::vector<decltype(make_scratch())> scratch;
+  for (int w = 0; w < workers; ++w) scratch.push_back(make_scratch());
+  ParallelFor(pool, tasks, workers, [&](int64_t task, int w) { body(task, scratch[w]); });
+}
+
 }  // namespace cpu_parallel
 
 // FFI_ISA_VARIANTS(Name, Body, (PARAMS), (ARGS)) defines NameBase<T> (x86-64 baseline) and, on

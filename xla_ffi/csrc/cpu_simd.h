@@ -161,6 +161,13 @@ FFI_INLINE F Tanh(F x) {
   return 1.0f - 2.0f / (Exp(2.0f * x) + 1.0f);
 }
 
+// Calls run(float{}) when the buffers are float32, else run(Bf16{}) (the storage type was
+// checked to be one of the two): the handlers' dtype dispatch.
+template <typename Run>
+FFI_INLINE auto DispatchStorage(bool is_f32, Run&& run) {
+  return is_f32 ? run(float{}) : run(Bf16{});
+}
+
 // f(std::true_type{}) when `flag`, else f(std::false_type{}): one call site for the two
 // instantiations of code templated on a bool (mamba's BOOL_SWITCH).
 template <typename F>

@@ -1,8 +1,9 @@
 // Host-side helpers shared by the CUDA handlers: CUDA errors as ffi::Error, stream-ordered
-// zeroing of accumulated outputs, and the dispatch of a runtime int to template constants.
+// zeroing of accumulated outputs, and the dtype dispatch.
 #ifndef XLA_FFI_CSRC_CUDA_FFI_UTIL_H_
 #define XLA_FFI_CSRC_CUDA_FFI_UTIL_H_
 
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -28,6 +29,13 @@ inline ffi::Error Memset(const char* where, const char* name, void* data, size_t
   if (err == cudaSuccess) return ffi::Error::Success();
   return ffi::Error::Internal(std::string(where) + ": zeroing " + name + " failed: " +
                               cudaGetErrorString(err));
+}
+
+// Calls run(float{}) or run(__nv_bfloat16{}) for a buffer's storage type `t` (checked
+// beforehand to be float32 or bfloat16): the handlers' dtype dispatch.
+template <typename Run>
+ffi::Error DispatchStorage(ffi::DataType t, Run&& run) {
+  return t == ffi::DataType::F32 ? run(float{}) : run(__nv_bfloat16{});
 }
 
 }  // namespace cuda_ffi_util

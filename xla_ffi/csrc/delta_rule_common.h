@@ -85,6 +85,34 @@ inline std::vector<int64_t> RowsShape(const DeltaDims& d, int64_t width) {
   return WithLead(d.lead, {d.length, d.heads, width});
 }
 
+// The forward call's other operand and its results, after CheckInputs.
+inline ffi::Error CheckForward(const char* target, const DeltaDims& d, ffi::DataType t, const ffi::AnyBuffer& h0,
+                               const ffi::AnyBuffer& o, const ffi::AnyBuffer& last,
+                               const ffi::AnyBuffer& chunk_states) {
+  const auto F32 = ffi::DataType::F32;
+  FFI_RETURN_IF_ERROR(ffi_checks::CheckOperandShape(target, "initial_state", h0, F32, StateShape(d)));
+  FFI_RETURN_IF_ERROR(ffi_checks::CheckOperandShape(target, "o", o, t, RowsShape(d, d.dv)));
+  FFI_RETURN_IF_ERROR(ffi_checks::CheckOperandShape(target, "last_state", last, F32, StateShape(d)));
+  return ffi_checks::CheckOperandShape(target, "chunk_states", chunk_states, F32, ChunkStatesShape(d));
+}
+
+// The backward call's other operands and its results, after CheckInputs.
+inline ffi::Error CheckBackward(const char* target, const DeltaDims& d, ffi::DataType t,
+                                const ffi::AnyBuffer& chunk_states, const ffi::AnyBuffer& dout,
+                                const ffi::AnyBuffer& dlast, const ffi::AnyBuffer& dq, const ffi::AnyBuffer& dk,
+                                const ffi::AnyBuffer& dv, const ffi::AnyBuffer& dbeta, const ffi::AnyBuffer& dh0) {
+  const auto F32 = ffi::DataType::F32;
+  using ffi_checks::CheckOperandShape;
+  FFI_RETURN_IF_ERROR(CheckOperandShape(target, "chunk_states", chunk_states, F32, ChunkStatesShape(d)));
+  FFI_RETURN_IF_ERROR(CheckOperandShape(target, "dout", dout, t, RowsShape(d, d.dv)));
+  FFI_RETURN_IF_ERROR(CheckOperandShape(target, "dlast", dlast, F32, StateShape(d)));
+  FFI_RETURN_IF_ERROR(CheckOperandShape(target, "dq", dq, t, RowsShape(d, d.dk)));
+  FFI_RETURN_IF_ERROR(CheckOperandShape(target, "dk", dk, t, RowsShape(d, d.dk)));
+  FFI_RETURN_IF_ERROR(CheckOperandShape(target, "dv", dv, t, RowsShape(d, d.dv)));
+  FFI_RETURN_IF_ERROR(CheckOperandShape(target, "dbeta", dbeta, t, WithLead(d.lead, {d.length, d.heads})));
+  return CheckOperandShape(target, "dinitial_state", dh0, F32, StateShape(d));
+}
+
 }  // namespace delta_rule
 
 #endif  // XLA_FFI_CSRC_DELTA_RULE_COMMON_H_

@@ -9,18 +9,10 @@
 namespace delta_rule::cpu {
 namespace {
 
-using ffi_checks::CheckOperandShape;
-using ffi_checks::In;
-using ffi_checks::Out;
+using namespace ffi_checks;  // NOLINT(build/namespaces): the handlers are written in its vocabulary
 
 constexpr const char* kFwdName = "delta_rule_fwd";
 constexpr const char* kBwdName = "delta_rule_bwd";
-
-// Calls run(float{}) or run(Bf16{}) for the storage type `t` (checked to be one of them).
-template <typename Run>
-ffi::Error DispatchDtype(ffi::DataType t, Run&& run) {
-  return t == ffi::DataType::F32 ? run(float{}) : run(Bf16{});
-}
 
 ffi::Error FwdDispatch(ffi::ThreadPool pool, ffi::AnyBuffer q, ffi::AnyBuffer k, ffi::AnyBuffer v,
                        ffi::AnyBuffer beta, ffi::AnyBuffer h0, ffi::Result<ffi::AnyBuffer> o,
@@ -28,15 +20,12 @@ ffi::Error FwdDispatch(ffi::ThreadPool pool, ffi::AnyBuffer q, ffi::AnyBuffer k,
   DeltaDims d;
   FFI_RETURN_IF_ERROR(CheckInputs(kFwdName, q, k, v, beta, chunk, &d));
   const auto t = q.element_type();
-  const auto F32 = ffi::DataType::F32;
-  FFI_RETURN_IF_ERROR(CheckOperandShape(kFwdName, "initial_state", h0, F32, StateShape(d)));
-  FFI_RETURN_IF_ERROR(CheckOperandShape(kFwdName, "o", *o, t, RowsShape(d, d.dv)));
-  FFI_RETURN_IF_ERROR(CheckOperandShape(kFwdName, "last_state", *last, F32, StateShape(d)));
-  FFI_RETURN_IF_ERROR(CheckOperandShape(kFwdName, "chunk_states", *chunk_states, F32, ChunkStatesShape(d)));
-  return DispatchDtype(t, [&](auto tag) {
+  FFI_RETURN_IF_ERROR(CheckForward(kFwdName, d, t, h0, *o, *last, *chunk_states));
+  return DispatchStorage(t == ffi::DataType::F32, [&](auto tag) {
     using T = decltype(tag);
-    const FwdArgs<T> a{&d,          In<T>(q),      In<T>(k),          In<T>(v), In<T>(beta), In<float>(h0),
-                       Out<T>(o),   Out<float>(last), Out<float>(chunk_states)};
+    const FwdArgs<T> a{{In<T>(q), In<T>(k), In<T>(v), In<T>(beta), In<float>(h0), Out<T>(o), Out<float>(last),
+                        Out<float>(chunk_states)},
+                       &d};
     return FwdImpl<T>(pool, a);
   });
 }
@@ -49,20 +38,12 @@ ffi::Error BwdDispatch(ffi::ThreadPool pool, ffi::AnyBuffer q, ffi::AnyBuffer k,
   DeltaDims d;
   FFI_RETURN_IF_ERROR(CheckInputs(kBwdName, q, k, v, beta, chunk, &d));
   const auto t = q.element_type();
-  const auto F32 = ffi::DataType::F32;
-  FFI_RETURN_IF_ERROR(CheckOperandShape(kBwdName, "chunk_states", chunk_states, F32, ChunkStatesShape(d)));
-  FFI_RETURN_IF_ERROR(CheckOperandShape(kBwdName, "dout", dout, t, RowsShape(d, d.dv)));
-  FFI_RETURN_IF_ERROR(CheckOperandShape(kBwdName, "dlast", dlast, F32, StateShape(d)));
-  FFI_RETURN_IF_ERROR(CheckOperandShape(kBwdName, "dq", *dq, t, RowsShape(d, d.dk)));
-  FFI_RETURN_IF_ERROR(CheckOperandShape(kBwdName, "dk", *dk, t, RowsShape(d, d.dk)));
-  FFI_RETURN_IF_ERROR(CheckOperandShape(kBwdName, "dv", *dv, t, RowsShape(d, d.dv)));
-  FFI_RETURN_IF_ERROR(CheckOperandShape(kBwdName, "dbeta", *dbeta, t, ffi_checks::WithLead(d.lead, {d.length, d.heads})));
-  FFI_RETURN_IF_ERROR(CheckOperandShape(kBwdName, "dinitial_state", *dh0, F32, StateShape(d)));
-  return DispatchDtype(t, [&](auto tag) {
+  FFI_RETURN_IF_ERROR(CheckBackward(kBwdName, d, t, chunk_states, dout, dlast, *dq, *dk, *dv, *dbeta, *dh0));
+  return DispatchStorage(t == ffi::DataType::F32, [&](auto tag) {
     using T = decltype(tag);
-    const BwdArgs<T> a{&d,         In<T>(q),  In<T>(k),  In<T>(v),     In<T>(beta), In<float>(chunk_states),
-                       In<T>(dout), In<float>(dlast), Out<T>(dq), Out<T>(dk), Out<T>(dv), Out<T>(dbeta),
-                       Out<float>(dh0)};
+    const BwdArgs<T> a{{In<T>(q), In<T>(k), In<T>(v), In<T>(beta), In<float>(chunk_states), In<T>(dout),
+                        In<float>(dlast), Out<T>(dq), Out<T>(dk), Out<T>(dv), Out<T>(dbeta), Out<float>(dh0)},
+                       &d};
     return BwdImpl<T>(pool, a);
   });
 }

@@ -17,6 +17,7 @@
 
 #include "cpu_parallel.h"
 #include "cpu_simd.h"
+#include "delta_rule_args.h"
 #include "delta_rule_common.h"
 
 namespace delta_rule::cpu {
@@ -24,24 +25,13 @@ namespace delta_rule::cpu {
 using namespace cpu_simd;  // NOLINT(build/namespaces): the kernels are written in its vocabulary
 
 template <typename T>
-struct FwdArgs {
+struct FwdArgs : FwdPointers<T> {
   const DeltaDims* d;
-  const T *q, *k, *v, *beta;
-  const float* h0;       // [B, H, K, V]
-  T* o;                  // [B, L, H, V]
-  float* last;           // [B, H, K, V]
-  float* chunk_states;   // [B, nchunks, H, K, V]
 };
 
 template <typename T>
-struct BwdArgs {
+struct BwdArgs : BwdPointers<T> {
   const DeltaDims* d;
-  const T *q, *k, *v, *beta;
-  const float* chunk_states;  // [B, nchunks, H, K, V]
-  const T* dout;              // [B, L, H, V]
-  const float* dlast;         // [B, H, K, V]
-  T *dq, *dk, *dv, *dbeta;
-  float* dh0;  // [B, H, K, V]
 };
 
 FFI_INLINE int64_t RoundUp8(int64_t n) { return (n + kV - 1) / kV * kV; }
@@ -112,10 +102,8 @@ FFI_INLINE void StepForward(int64_t K, int64_t Vp, const float* __restrict q, co
 }
 
 // The forward and backward passes over a whole call, instantiated for T = float and Bf16.
-template <typename T>
-ffi::Error FwdImpl(ffi::ThreadPool& pool, const FwdArgs<T>& a);
-template <typename T>
-ffi::Error BwdImpl(ffi::ThreadPool& pool, const BwdArgs<T>& a);
+template <typename T> ffi::Error FwdImpl(ffi::ThreadPool& pool, const FwdArgs<T>& a);
+template <typename T> ffi::Error BwdImpl(ffi::ThreadPool& pool, const BwdArgs<T>& a);
 
 }  // namespace delta_rule::cpu
 

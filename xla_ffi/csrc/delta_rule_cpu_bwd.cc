@@ -19,18 +19,11 @@ namespace {
 struct BwdScratch {
   BwdScratch(int64_t K, int64_t Vp, int64_t steps)
       : arena(size_t(2 * K * Vp + steps * Vp + 4 * K + 2 * Vp + 3 * RoundUp8(K) * kV)) {
-    S = arena.Take(K * Vp);
-    dS = arena.Take(K * Vp);
+    for (float** state : {&S, &dS}) *state = arena.Take(K * Vp);
     e = arena.Take(steps * Vp);
-    q = arena.Take(K);
-    k = arena.Take(K);
-    dq = arena.Take(K);
-    dk = arena.Take(K);
-    v = arena.Take(Vp);  // v (recomputation), then dv
-    dout = arena.Take(Vp);
-    pq = arena.Take(RoundUp8(K) * kV);  // rows past K stay zero
-    pa = arena.Take(RoundUp8(K) * kV);
-    pb = arena.Take(RoundUp8(K) * kV);
+    for (float** row : {&q, &k, &dq, &dk}) *row = arena.Take(K);
+    for (float** row : {&v, &dout}) *row = arena.Take(Vp);  // v (recomputation), then dv
+    for (float** partial : {&pq, &pa, &pb}) *partial = arena.Take(RoundUp8(K) * kV);  // rows past K stay 0
   }
   FloatArena arena;
   float *S, *dS, *e, *q, *k, *dq, *dk, *v, *dout, *pq, *pa, *pb;
@@ -146,13 +139,10 @@ FFI_ISA_VARIANTS(BwdTask, BwdTaskBody, (const BwdArgs<T>& a, int64_t task, BwdSc
 template <typename T>
 ffi::Error BwdImpl(ffi::ThreadPool& pool, const BwdArgs<T>& a) {
   const DeltaDims& d = *a.d;
-  const int64_t tasks = d.batch * d.heads;
-  if (tasks == 0) return ffi::Error::Success();
-  const int workers = cpu_parallel::NumWorkers(pool, tasks);
-  std::vector<BwdScratch> scratch;
-  for (int w = 0; w < workers; ++w) scratch.emplace_back(d.dk, RoundUp8(d.dv), std::min(d.chunk, d.length));
   const auto body = FFI_ISA_PICK(BwdTask, T);
-  cpu_parallel::ParallelFor(pool, tasks, workers, [&](int64_t task, int w) { body(a, task, scratch[w]); });
+  const int64_t steps = std::min(d.chunk, d.length);
+  cpu_parallel::RunTasks(pool, d.batch * d.heads, [&] { return BwdScratch(d.dk, RoundUp8(d.dv), steps); },
+                         [&](int64_t task, BwdScratch& s) { body(a, task, s); });
   return ffi::Error::Success();
 }
 

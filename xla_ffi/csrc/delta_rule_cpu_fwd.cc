@@ -50,13 +50,9 @@ FFI_ISA_VARIANTS(FwdTask, FwdTaskBody, (const FwdArgs<T>& a, int64_t task, FwdSc
 template <typename T>
 ffi::Error FwdImpl(ffi::ThreadPool& pool, const FwdArgs<T>& a) {
   const DeltaDims& d = *a.d;
-  const int64_t tasks = d.batch * d.heads;
-  if (tasks == 0) return ffi::Error::Success();
-  const int workers = cpu_parallel::NumWorkers(pool, tasks);
-  std::vector<FwdScratch> scratch;
-  for (int w = 0; w < workers; ++w) scratch.emplace_back(d.dk, RoundUp8(d.dv));
   const auto body = FFI_ISA_PICK(FwdTask, T);
-  cpu_parallel::ParallelFor(pool, tasks, workers, [&](int64_t task, int w) { body(a, task, scratch[w]); });
+  cpu_parallel::RunTasks(pool, d.batch * d.heads, [&] { return FwdScratch(d.dk, RoundUp8(d.dv)); },
+                         [&](int64_t task, FwdScratch& s) { body(a, task, s); });
   return ffi::Error::Success();
 }
 

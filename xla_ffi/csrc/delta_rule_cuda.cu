@@ -24,9 +24,7 @@ namespace {
 
 using cuda_ffi_util::CudaError;
 using delta_rule::DeltaDims;
-using ffi_checks::CheckOperandShape;
-using ffi_checks::In;
-using ffi_checks::Out;
+using namespace ffi_checks;  // NOLINT(build/namespaces): the handlers are written in its vocabulary
 using namespace delta_rule_cuda;  // NOLINT(build/namespaces): this file is its front end
 
 constexpr const char* kFwdName = "delta_rule_fwd (CUDA)";
@@ -36,13 +34,13 @@ constexpr const char* kBwdName = "delta_rule_bwd (CUDA)";
 // the state rows each thread holds.
 ffi::Error KernelDims(const char* where, const DeltaDims& in, Dims* d, int64_t* rows) {
   if (in.dv > kMaxDv) {
-    return ffi_checks::Invalid(where, "d_v=" + std::to_string(in.dv) + " is not supported by the CUDA kernel (d_v <= " +
+    return Invalid(where, "d_v=" + std::to_string(in.dv) + " is not supported by the CUDA kernel (d_v <= " +
                                           std::to_string(kMaxDv) + ")");
   }
   *d = Dims{in.batch, in.length, in.heads, in.dk, in.dv, in.chunk, in.nchunks, 0, 0};
   *rows = MakeLayout(d);
   if (*rows > kMaxRows) {
-    return ffi_checks::Invalid(where, "d_k=" + std::to_string(in.dk) + " with d_v=" + std::to_string(in.dv) +
+    return Invalid(where, "d_k=" + std::to_string(in.dk) + " with d_v=" + std::to_string(in.dv) +
                                           " is not supported by the CUDA kernel (d_k <= " +
                                           std::to_string(kMaxRows * d->parts) + ")");
   }
@@ -58,10 +56,18 @@ ffi::Error DispatchRows(int64_t rows, Fn&& fn) {
   return fn(std::integral_constant<int, 32>{});
 }
 
-// Calls run(float{}) or run(__nv_bfloat16{}) for the storage type `t` (checked to be one of them).
-template <typename Run>
-ffi::Error DispatchDtype(ffi::DataType t, Run&& run) {
-  return t == ffi::DataType::F32 ? run(float{}) : run(__nv_bfloat16{});
+// Launches kernel_for(R) (the kernel instantiated for the smallest R holding `rows` state rows
+// per thread) with one block per (batch, head) sequence.
+template <typename Args, typename KernelFor>
+ffi::Error Launch(const char* where, const Args& args, int64_t rows, size_t shared, cudaStream_t stream,
+                  KernelFor&& kernel_for) {
+  const int64_t blocks = args.d.batch * args.d.heads;
+  if (blocks == 0) return ffi::Error::Success();
+  if (blocks > INT32_MAX) return Invalid(where, "problem too large");
+  return DispatchRows(rows, [&](auto r) {
+    kernel_for(r)<<<static_cast<unsigned>(blocks), kThreads, shared, stream>>>(args);
+    return CudaError(where, "kernel launch");
+  });
 }
 
 ffi::Error DeltaRuleFwdImpl(cudaStream_t stream, ffi::AnyBuffer q, ffi::AnyBuffer k, ffi::AnyBuffer v,
@@ -70,27 +76,17 @@ ffi::Error DeltaRuleFwdImpl(cudaStream_t stream, ffi::AnyBuffer q, ffi::AnyBuffe
   DeltaDims in;
   FFI_RETURN_IF_ERROR(delta_rule::CheckInputs(kFwdName, q, k, v, beta, chunk, &in));
   const auto t = q.element_type();
-  const auto F32 = ffi::DataType::F32;
-  FFI_RETURN_IF_ERROR(CheckOperandShape(kFwdName, "initial_state", h0, F32, delta_rule::StateShape(in)));
-  FFI_RETURN_IF_ERROR(CheckOperandShape(kFwdName, "o", *o, t, delta_rule::RowsShape(in, in.dv)));
-  FFI_RETURN_IF_ERROR(CheckOperandShape(kFwdName, "last_state", *last, F32, delta_rule::StateShape(in)));
-  FFI_RETURN_IF_ERROR(
-      CheckOperandShape(kFwdName, "chunk_states", *chunk_states, F32, delta_rule::ChunkStatesShape(in)));
+  FFI_RETURN_IF_ERROR(delta_rule::CheckForward(kFwdName, in, t, h0, *o, *last, *chunk_states));
   Dims d;
   int64_t rows = 0;
   FFI_RETURN_IF_ERROR(KernelDims(kFwdName, in, &d, &rows));
-  const int64_t blocks = d.batch * d.heads;
-  if (blocks == 0) return ffi::Error::Success();
-  if (blocks > INT32_MAX) return ffi_checks::Invalid(kFwdName, "problem too large");
-  const size_t shared = sizeof(float) * SharedFloats(d, 2, 1);
-  return DispatchDtype(t, [&](auto tag) {
+  return cuda_ffi_util::DispatchStorage(t, [&](auto tag) {
     using T = decltype(tag);
-    const FwdArgs<T> args{In<T>(q), In<T>(k), In<T>(v), In<T>(beta), In<float>(h0), Out<T>(o), Out<float>(last),
-                          Out<float>(chunk_states), d};
-    return DispatchRows(rows, [&](auto r) {
-      DeltaRuleFwdKernel<T, decltype(r)::value><<<static_cast<unsigned>(blocks), kThreads, shared, stream>>>(args);
-      return CudaError(kFwdName, "kernel launch");
-    });
+    const FwdArgs<T> args{{In<T>(q), In<T>(k), In<T>(v), In<T>(beta), In<float>(h0), Out<T>(o), Out<float>(last),
+                           Out<float>(chunk_states)},
+                          d};
+    return Launch(kFwdName, args, rows, sizeof(float) * SharedFloats(d, 2, 1), stream,
+                  [](auto r) { return &DeltaRuleFwdKernel<T, decltype(r)::value>; });
   });
 }
 
@@ -102,40 +98,25 @@ ffi::Error DeltaRuleBwdImpl(cudaStream_t stream, ffi::ScratchAllocator scratch, 
   DeltaDims in;
   FFI_RETURN_IF_ERROR(delta_rule::CheckInputs(kBwdName, q, k, v, beta, chunk, &in));
   const auto t = q.element_type();
-  const auto F32 = ffi::DataType::F32;
-  FFI_RETURN_IF_ERROR(
-      CheckOperandShape(kBwdName, "chunk_states", chunk_states, F32, delta_rule::ChunkStatesShape(in)));
-  FFI_RETURN_IF_ERROR(CheckOperandShape(kBwdName, "dout", dout, t, delta_rule::RowsShape(in, in.dv)));
-  FFI_RETURN_IF_ERROR(CheckOperandShape(kBwdName, "dlast", dlast, F32, delta_rule::StateShape(in)));
-  FFI_RETURN_IF_ERROR(CheckOperandShape(kBwdName, "dq", *dq, t, delta_rule::RowsShape(in, in.dk)));
-  FFI_RETURN_IF_ERROR(CheckOperandShape(kBwdName, "dk", *dk, t, delta_rule::RowsShape(in, in.dk)));
-  FFI_RETURN_IF_ERROR(CheckOperandShape(kBwdName, "dv", *dv, t, delta_rule::RowsShape(in, in.dv)));
-  FFI_RETURN_IF_ERROR(
-      CheckOperandShape(kBwdName, "dbeta", *dbeta, t, ffi_checks::WithLead(in.lead, {in.length, in.heads})));
-  FFI_RETURN_IF_ERROR(CheckOperandShape(kBwdName, "dinitial_state", *dh0, F32, delta_rule::StateShape(in)));
+  FFI_RETURN_IF_ERROR(delta_rule::CheckBackward(kBwdName, in, t, chunk_states, dout, dlast, *dq, *dk, *dv, *dbeta, *dh0));
   Dims d;
   int64_t rows = 0;
   FFI_RETURN_IF_ERROR(KernelDims(kBwdName, in, &d, &rows));
-  const int64_t blocks = d.batch * d.heads;
-  if (blocks == 0) return ffi::Error::Success();
-  if (blocks > INT32_MAX) return ffi_checks::Invalid(kBwdName, "problem too large");
-  const size_t bytes = sizeof(float) * static_cast<size_t>(blocks * std::min(d.chunk, d.length) * d.cols);
+  if (d.batch * d.heads == 0) return ffi::Error::Success();
+  const size_t bytes = sizeof(float) * static_cast<size_t>(d.batch * d.heads * std::min(d.chunk, d.length) * d.cols);
   std::optional<void*> history = scratch.Allocate(bytes, 256);
   if (!history.has_value()) {
     return ffi::Error(ffi::ErrorCode::kResourceExhausted,
                       std::string(kBwdName) + ": cannot allocate " + std::to_string(bytes) + " bytes of scratch");
   }
-  const size_t shared = sizeof(float) * SharedFloats(d, 4, 2);
-  return DispatchDtype(t, [&](auto tag) {
+  return cuda_ffi_util::DispatchStorage(t, [&](auto tag) {
     using T = decltype(tag);
-    const BwdArgs<T> args{In<T>(q),     In<T>(k),          In<T>(v),           In<T>(beta),
-                          In<float>(chunk_states), In<T>(dout), In<float>(dlast), Out<T>(dq),
-                          Out<T>(dk),   Out<T>(dv),        Out<T>(dbeta),      Out<float>(dh0),
-                          static_cast<float*>(*history), d};
-    return DispatchRows(rows, [&](auto r) {
-      DeltaRuleBwdKernel<T, decltype(r)::value><<<static_cast<unsigned>(blocks), kThreads, shared, stream>>>(args);
-      return CudaError(kBwdName, "kernel launch");
-    });
+    const BwdArgs<T> args{{In<T>(q), In<T>(k), In<T>(v), In<T>(beta), In<float>(chunk_states), In<T>(dout),
+                           In<float>(dlast), Out<T>(dq), Out<T>(dk), Out<T>(dv), Out<T>(dbeta), Out<float>(dh0)},
+                          static_cast<float*>(*history),
+                          d};
+    return Launch(kBwdName, args, rows, sizeof(float) * SharedFloats(d, 4, 2), stream,
+                  [](auto r) { return &DeltaRuleBwdKernel<T, decltype(r)::value>; });
   });
 }
 

@@ -10,13 +10,7 @@
 namespace delta_rule_cuda {
 
 template <typename T>
-struct BwdArgs {
-  const T *q, *k, *v, *beta;
-  const float* chunk_states;  // [B, nchunks, H, K, V]
-  const T* dout;              // [B, L, H, V]
-  const float* dlast;         // [B, H, K, V]
-  T *dq, *dk, *dv, *dbeta;
-  float* dh0;      // [B, H, K, V]
+struct BwdArgs : delta_rule::BwdPointers<T> {
   float* history;  // per block: min(chunk, length) * cols floats
   Dims d;
 };
@@ -138,10 +132,10 @@ __device__ __forceinline__ void ReverseChunk(const BwdArgs<T>& p, const BwdSmem&
 template <typename T, int R>
 __global__ void __launch_bounds__(kThreads) DeltaRuleBwdKernel(BwdArgs<T> p) {
   extern __shared__ float smem[];
+  const BwdSmem s = MakeBwdSmem(smem, p.d);
   const Dims& d = p.d;
-  const int64_t b = blockIdx.x / d.heads, h = blockIdx.x % d.heads;
   const Lane l = MakeLane(d);
-  const BwdSmem s = MakeBwdSmem(smem, d);
+  const auto [b, h] = BlockSequence(d);
   float* hist = p.history + static_cast<int64_t>(blockIdx.x) * min(d.chunk, d.length) * d.cols;
   float S[R], dS[R];
   LoadRows<R>(p.dlast + d.State(b, h), d, l, dS);

@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "cuda_device_util.cuh"
+#include "delta_rule_args.h"
 
 namespace delta_rule_cuda {
 
@@ -67,6 +68,15 @@ struct Lane {
 __device__ __forceinline__ Lane MakeLane(const Dims& d) {
   const int col = static_cast<int>(threadIdx.x) / d.parts;
   return Lane{col, static_cast<int>(threadIdx.x) % d.parts, col < d.dv};
+}
+
+// The block's sequence: batch b, head h (blockIdx.x = b * heads + h).
+struct Sequence {
+  int64_t b, h;
+};
+
+__device__ __forceinline__ Sequence BlockSequence(const Dims& d) {
+  return Sequence{static_cast<int64_t>(blockIdx.x) / d.heads, static_cast<int64_t>(blockIdx.x) % d.heads};
 }
 
 // Loads (b, h)'s [dk, dv] state at src into the thread's rows (0 for absent rows and columns).

@@ -8,12 +8,7 @@
 namespace delta_rule_cuda {
 
 template <typename T>
-struct FwdArgs {
-  const T *q, *k, *v, *beta;
-  const float* h0;  // [B, H, K, V]
-  T* o;             // [B, L, H, V]
-  float* last;      // [B, H, K, V]
-  float* chunk_states;  // [B, nchunks, H, K, V]
+struct FwdArgs : delta_rule::FwdPointers<T> {
   Dims d;
 };
 
@@ -21,7 +16,7 @@ template <typename T, int R>
 __global__ void __launch_bounds__(kThreads) DeltaRuleFwdKernel(FwdArgs<T> p) {
   extern __shared__ float smem[];
   const Dims& d = p.d;
-  const int64_t b = blockIdx.x / d.heads, h = blockIdx.x % d.heads;
+  const auto [b, h] = BlockSequence(d);
   const Lane l = MakeLane(d);
   float* s_k = smem;
   float* s_q = s_k + kTile * d.dk;

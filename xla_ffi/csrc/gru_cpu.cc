@@ -9,19 +9,10 @@
 namespace gru::cpu {
 namespace {
 
-using ffi_checks::CheckAll;
-using ffi_checks::Expect;
-using ffi_checks::In;
-using ffi_checks::Out;
+using namespace ffi_checks;  // NOLINT(build/namespaces): the handlers are written in its vocabulary
 
 constexpr const char* kFwdName = "gru_fwd";
 constexpr const char* kBwdName = "gru_bwd";
-
-// Calls run(float{}) or run(Bf16{}) for the storage type `t` (checked to be one of them).
-template <typename Run>
-ffi::Error DispatchDtype(ffi::DataType t, Run&& run) {
-  return t == ffi::DataType::F32 ? run(float{}) : run(Bf16{});
-}
 
 ffi::Error FwdDispatch(ffi::ThreadPool pool, ffi::AnyBuffer gx, ffi::AnyBuffer h0, ffi::AnyBuffer W,
                        ffi::AnyBuffer b, ffi::Result<ffi::AnyBuffer> y, ffi::Result<ffi::AnyBuffer> last,
@@ -37,7 +28,7 @@ ffi::Error FwdDispatch(ffi::ThreadPool pool, ffi::AnyBuffer gx, ffi::AnyBuffer h
       {"gates", *gates, F32, {gate_rows, L, 4 * H}},
   };
   FFI_RETURN_IF_ERROR(CheckAll(kFwdName, expected));
-  return DispatchDtype(t, [&](auto tag) {
+  return DispatchStorage(t == ffi::DataType::F32, [&](auto tag) {
     using T = decltype(tag);
     const FwdArgs<T> a{d, In<T>(gx), In<float>(h0), In<float>(W), In<float>(b), Out<T>(y), Out<float>(last),
                        save_gates ? Out<float>(gates) : nullptr};
@@ -65,7 +56,7 @@ ffi::Error BwdDispatch(ffi::ThreadPool pool, ffi::AnyBuffer Wt, ffi::AnyBuffer h
       {"dgh", *dgh, F32, {B, L, 3 * H}}, {"dh0", *dh0, F32, {B, H}},
   };
   FFI_RETURN_IF_ERROR(CheckAll(kBwdName, expected));
-  return DispatchDtype(t, [&](auto tag) {
+  return DispatchStorage(t == ffi::DataType::F32, [&](auto tag) {
     using T = decltype(tag);
     const BwdArgs<T> a{d,         In<float>(Wt), In<float>(h0), In<T>(y),        In<float>(gates), In<T>(dy),
                        In<float>(dlast), Out<T>(dgx), Out<float>(dgh), Out<float>(dh0)};

@@ -87,6 +87,17 @@ inline int64_t RowsPerTask(int64_t batch, int workers) {
   return std::max<int64_t>(kRows, (per + kRows - 1) / kRows * kRows);
 }
 
+// Runs body(b0, rows, scratch) for every task of RowsPerTask batch rows [b0, b0 + rows), each
+// worker with its own make_scratch(rows per task).
+template <typename Make, typename Body>
+void RunRowTasks(ffi::ThreadPool& pool, int64_t batch, Make&& make_scratch, Body&& body) {
+  const int64_t per_task = RowsPerTask(batch, cpu_parallel::NumWorkers(pool, batch));
+  cpu_parallel::RunTasks(pool, (batch + per_task - 1) / per_task, [&] { return make_scratch(per_task); },
+                         [&](int64_t task, auto& s) {
+                           body(task * per_task, std::min(per_task, batch - task * per_task), s);
+                         });
+}
+
 // Calls f(std::integral_constant<int, R>) for R = rows in 1..kRows.
 template <typename F>
 FFI_INLINE void WithRows(int64_t rows, F&& f) {
@@ -99,10 +110,8 @@ FFI_INLINE void WithRows(int64_t rows, F&& f) {
 }
 
 // The forward and backward passes over a whole call, instantiated for T = float and Bf16.
-template <typename T>
-ffi::Error FwdImpl(ffi::ThreadPool& pool, const FwdArgs<T>& a);
-template <typename T>
-ffi::Error BwdImpl(ffi::ThreadPool& pool, const BwdArgs<T>& a);
+template <typename T> ffi::Error FwdImpl(ffi::ThreadPool& pool, const FwdArgs<T>& a);
+template <typename T> ffi::Error BwdImpl(ffi::ThreadPool& pool, const BwdArgs<T>& a);
 
 }  // namespace gru::cpu
 

@@ -123,18 +123,10 @@ FFI_ISA_VARIANTS(BwdTask, BwdTaskBody,
 template <typename T>
 ffi::Error BwdImpl(ffi::ThreadPool& pool, const BwdArgs<T>& a) {
   const GruDims& d = a.d;
-  if (d.batch == 0) return ffi::Error::Success();
   const PaddedRows Wt(a.Wt, 3 * d.hidden, d.hidden);
-  const int64_t per_task = RowsPerTask(d.batch, cpu_parallel::NumWorkers(pool, d.batch));
-  const int64_t tasks = (d.batch + per_task - 1) / per_task;
-  const int workers = cpu_parallel::NumWorkers(pool, tasks);
-  std::vector<BwdScratch> scratch;
-  for (int w = 0; w < workers; ++w) scratch.emplace_back(per_task, RoundUp8(d.hidden), d.hidden);
   const auto body = FFI_ISA_PICK(BwdTask, T);
-  cpu_parallel::ParallelFor(pool, tasks, workers, [&](int64_t task, int w) {
-    const int64_t b0 = task * per_task;
-    body(a, Wt, b0, std::min(per_task, d.batch - b0), scratch[w]);
-  });
+  RunRowTasks(pool, d.batch, [&](int64_t rows) { return BwdScratch(rows, RoundUp8(d.hidden), d.hidden); },
+              [&](int64_t b0, int64_t rows, BwdScratch& s) { body(a, Wt, b0, rows, s); });
   return ffi::Error::Success();
 }
 

@@ -99,18 +99,10 @@ FFI_ISA_VARIANTS(FwdTask, FwdTaskBody,
 template <typename T>
 ffi::Error FwdImpl(ffi::ThreadPool& pool, const FwdArgs<T>& a) {
   const GruDims& d = a.d;
-  if (d.batch == 0) return ffi::Error::Success();
   const PaddedRows W(a.W, d.hidden, 3 * d.hidden);
-  const int64_t per_task = RowsPerTask(d.batch, cpu_parallel::NumWorkers(pool, d.batch));
-  const int64_t tasks = (d.batch + per_task - 1) / per_task;
-  const int workers = cpu_parallel::NumWorkers(pool, tasks);
-  std::vector<FwdScratch> scratch;
-  for (int w = 0; w < workers; ++w) scratch.emplace_back(per_task, RoundUp8(d.hidden));
   const auto body = FFI_ISA_PICK(FwdTask, T);
-  cpu_parallel::ParallelFor(pool, tasks, workers, [&](int64_t task, int w) {
-    const int64_t b0 = task * per_task;
-    body(a, W, b0, std::min(per_task, d.batch - b0), scratch[w]);
-  });
+  RunRowTasks(pool, d.batch, [&](int64_t rows) { return FwdScratch(rows, RoundUp8(d.hidden)); },
+              [&](int64_t b0, int64_t rows, FwdScratch& s) { body(a, W, b0, rows, s); });
   return ffi::Error::Success();
 }
 

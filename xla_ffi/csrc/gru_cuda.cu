@@ -22,20 +22,11 @@ namespace ffi = xla::ffi;
 namespace {
 
 using cuda_ffi_util::CudaError;
-using ffi_checks::CheckAll;
-using ffi_checks::Expect;
-using ffi_checks::In;
-using ffi_checks::Out;
+using namespace ffi_checks;  // NOLINT(build/namespaces): the handlers are written in its vocabulary
 using namespace gru_cuda;  // NOLINT(build/namespaces): this file is its front end
 
 constexpr const char* kFwdName = "gru_fwd (CUDA)";
 constexpr const char* kBwdName = "gru_bwd (CUDA)";
-
-// Calls run(float{}) or run(__nv_bfloat16{}) for the storage type `t` (checked to be one of them).
-template <typename Run>
-ffi::Error DispatchDtype(ffi::DataType t, Run&& run) {
-  return t == ffi::DataType::F32 ? run(float{}) : run(__nv_bfloat16{});
-}
 
 // `count` [B, H] float32 buffers from the scratch allocator.
 ffi::Error StateBuffers(const char* where, ffi::ScratchAllocator& scratch, const Dims& d, int count, float** out) {
@@ -76,7 +67,7 @@ ffi::Error GruFwdImpl(cudaStream_t stream, ffi::ScratchAllocator scratch, ffi::A
   FFI_RETURN_IF_ERROR(StateBuffers(kFwdName, scratch, d, 2, &h));
   FFI_RETURN_IF_ERROR(Copy(kFwdName, h, In<float>(h0), d, stream));
   const dim3 grid(static_cast<unsigned>(RowTiles(d)), static_cast<unsigned>(UnitTiles(d)));
-  return DispatchDtype(t, [&](auto tag) -> ffi::Error {
+  return cuda_ffi_util::DispatchStorage(t, [&](auto tag) -> ffi::Error {
     using T = decltype(tag);
     FwdArgs<T> args{In<T>(gx), In<float>(W), In<float>(b), h, h + B * H, Out<T>(y),
                     save_gates ? Out<float>(gates) : nullptr, d};
@@ -115,7 +106,7 @@ ffi::Error GruBwdImpl(cudaStream_t stream, ffi::ScratchAllocator scratch, ffi::A
   FFI_RETURN_IF_ERROR(Copy(kBwdName, buf, In<float>(dlast), d, stream));
   const dim3 grid(static_cast<unsigned>(RowTiles(d)), static_cast<unsigned>(UnitTiles(d)));
   const unsigned gate_blocks = static_cast<unsigned>(std::min<int64_t>((B * H + kThreads - 1) / kThreads, 4096));
-  return DispatchDtype(t, [&](auto tag) -> ffi::Error {
+  return cuda_ffi_util::DispatchStorage(t, [&](auto tag) -> ffi::Error {
     using T = decltype(tag);
     BwdArgs<T> args{In<float>(Wt), In<float>(h0), In<T>(y),  In<float>(gates), In<T>(dy),
                     Out<T>(dgx),   Out<float>(dgh), buf,      buf + 2 * B * H,  buf + B * H, d};

@@ -52,23 +52,11 @@ __global__ void __launch_bounds__(kThreads) GruBwdGatesKernel(BwdArgs<T> p, int6
 template <typename T>
 __global__ void __launch_bounds__(kThreads) GruBwdCarryKernel(BwdArgs<T> p, int64_t t) {
   extern __shared__ float smem[];
-  const Dims& d = p.d;
-  const int64_t H = d.hidden;
-  const int64_t r0 = static_cast<int64_t>(blockIdx.x) * kTileRows, u0 = static_cast<int64_t>(blockIdx.y) * kTileUnits;
-  float acc[kPairs][1];
-#pragma unroll
-  for (int i = 0; i < kPairs; ++i) {
-    const int64_t r = r0 + PairRow(i), u = u0 + PairUnit(i);
-    acc[i][0] = (r < d.batch && u < H) ? p.dhz[r * H + u] : 0.f;
-  }
+  const int64_t H = p.d.hidden;
   // dgh_t rows are [batch, 3H] with stride length * 3H (the step's slice of the output).
-  TileMatmul<1>(p.dgh + t * 3 * H, d.length * 3 * H, p.Wt, H, 3 * H, d.batch, H, r0, u0, smem,
-                smem + kTileRows * kChunk, acc);
-#pragma unroll
-  for (int i = 0; i < kPairs; ++i) {
-    const int64_t r = r0 + PairRow(i), u = u0 + PairUnit(i);
-    if (r < d.batch && u < H) p.next[r * H + u] = acc[i][0];
-  }
+  TileStep<1>(p.dgh + t * 3 * H, p.d.length * 3 * H, p.Wt, H, 3 * H, p.d.batch, H, smem,
+              [&](int64_t r, int64_t u, int) { return p.dhz[r * H + u]; },
+              [&](int64_t r, int64_t u, const float* acc) { p.next[r * H + u] = acc[0]; });
 }
 
 // Shared bytes of the carry kernel: the staged dgh and W^T slices.

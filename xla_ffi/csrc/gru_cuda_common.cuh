@@ -69,6 +69,30 @@ __device__ __forceinline__ void TileMatmul(const float* __restrict__ a, int64_t 
   }
 }
 
+// The block's tile step: acc[i][g] = init(r, u, g) for each pair (r, u) of the tile, plus the
+// tile's matmul (TileMatmul, on the operands a and w as described there), then finish(r, u,
+// acc[i]) for each pair inside the batch and hidden width.
+template <int G, typename Init, typename Finish>
+__device__ __forceinline__ void TileStep(const float* __restrict__ a, int64_t lda, const float* __restrict__ w,
+                                         int64_t ldw, int64_t depth, int64_t batch, int64_t H, float* smem,
+                                         Init&& init, Finish&& finish) {
+  const int64_t r0 = static_cast<int64_t>(blockIdx.x) * kTileRows;
+  const int64_t u0 = static_cast<int64_t>(blockIdx.y) * kTileUnits;
+  float acc[kPairs][G];
+#pragma unroll
+  for (int i = 0; i < kPairs; ++i) {
+    const int64_t r = r0 + PairRow(i), u = u0 + PairUnit(i);
+#pragma unroll
+    for (int g = 0; g < G; ++g) acc[i][g] = (r < batch && u < H) ? init(r, u, g) : 0.f;
+  }
+  TileMatmul<G>(a, lda, w, ldw, depth, batch, H, r0, u0, smem, smem + kTileRows * kChunk, acc);
+#pragma unroll
+  for (int i = 0; i < kPairs; ++i) {
+    const int64_t r = r0 + PairRow(i), u = u0 + PairUnit(i);
+    if (r < batch && u < H) finish(r, u, acc[i]);
+  }
+}
+
 }  // namespace gru_cuda
 
 #endif  // XLA_FFI_CSRC_GRU_CUDA_COMMON_CUH_

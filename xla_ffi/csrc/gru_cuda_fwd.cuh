@@ -22,37 +22,25 @@ struct FwdArgs {
 template <typename T>
 __global__ void __launch_bounds__(kThreads) GruFwdStepKernel(FwdArgs<T> p, int64_t t) {
   extern __shared__ float smem[];
-  const Dims& d = p.d;
-  const int64_t H = d.hidden;
-  const int64_t r0 = static_cast<int64_t>(blockIdx.x) * kTileRows, u0 = static_cast<int64_t>(blockIdx.y) * kTileUnits;
-  float acc[kPairs][3];
-#pragma unroll
-  for (int i = 0; i < kPairs; ++i) {
-    const int64_t u = u0 + PairUnit(i);
-#pragma unroll
-    for (int g = 0; g < 3; ++g) acc[i][g] = u < H ? p.b[g * H + u] : 0.f;
-  }
-  TileMatmul<3>(p.h, H, p.W, 3 * H, H, d.batch, H, r0, u0, smem, smem + kTileRows * kChunk, acc);
-#pragma unroll
-  for (int i = 0; i < kPairs; ++i) {
-    const int64_t r = r0 + PairRow(i), u = u0 + PairUnit(i);
-    if (r >= d.batch || u >= H) continue;
-    const int64_t row = r * d.length + t;
-    const T* gx = p.gx + row * 3 * H;
-    const float rg = Sigmoid(ToF(gx[u]) + acc[i][0]);
-    const float zg = Sigmoid(ToF(gx[H + u]) + acc[i][1]);
-    const float ng = tanhf(ToF(gx[2 * H + u]) + rg * acc[i][2]);
-    const float hv = (1.f - zg) * ng + zg * p.h[r * H + u];
-    p.next[r * H + u] = hv;
-    p.y[row * H + u] = FromF<T>(hv);
-    if (p.gates != nullptr) {
-      float* g = p.gates + row * 4 * H;
-      g[u] = rg;
-      g[H + u] = zg;
-      g[2 * H + u] = ng;
-      g[3 * H + u] = acc[i][2];
-    }
-  }
+  const int64_t H = p.d.hidden;
+  TileStep<3>(p.h, H, p.W, 3 * H, H, p.d.batch, H, smem, [&](int64_t, int64_t u, int g) { return p.b[g * H + u]; },
+              [&](int64_t r, int64_t u, const float* gh) {
+                const int64_t row = r * p.d.length + t;
+                const T* gx = p.gx + row * 3 * H;
+                const float rg = Sigmoid(ToF(gx[u]) + gh[0]);
+                const float zg = Sigmoid(ToF(gx[H + u]) + gh[1]);
+                const float ng = tanhf(ToF(gx[2 * H + u]) + rg * gh[2]);
+                const float hv = (1.f - zg) * ng + zg * p.h[r * H + u];
+                p.next[r * H + u] = hv;
+                p.y[row * H + u] = FromF<T>(hv);
+                if (p.gates != nullptr) {
+                  float* g = p.gates + row * 4 * H;
+                  g[u] = rg;
+                  g[H + u] = zg;
+                  g[2 * H + u] = ng;
+                  g[3 * H + u] = gh[2];
+                }
+              });
 }
 
 // Shared bytes of the step kernel: the staged h and W slices.

@@ -10,10 +10,7 @@
 namespace selective_scan::cpu {
 namespace {
 
-using ffi_checks::CheckAll;
-using ffi_checks::Expect;
-using ffi_checks::In;
-using ffi_checks::Out;
+using namespace ffi_checks;  // NOLINT(build/namespaces): the handlers are written in its vocabulary
 
 constexpr const char* kFwdName = "selective_scan_fwd";
 constexpr const char* kBwdName = "selective_scan_bwd";
@@ -26,12 +23,6 @@ FwdArgs<T> MakeFwdArgs(const ScanDims& d, const ffi::AnyBuffer& u, const ffi::An
                        const ffi::AnyBuffer& delta_bias) {
   return FwdArgs<T>{d,           In<T>(u),     In<T>(delta),           In<T>(Bm), In<T>(Cm), In<T>(z),
                     In<float>(A), In<float>(Dskip), In<float>(delta_bias), nullptr,   nullptr,   nullptr};
-}
-
-// Calls run(float{}) or run(Bf16{}) for the storage type `t` (checked to be one of them).
-template <typename Run>
-ffi::Error DispatchDtype(ffi::DataType t, Run&& run) {
-  return t == ffi::DataType::F32 ? run(float{}) : run(Bf16{});
 }
 
 ffi::Error FwdDispatch(ffi::ThreadPool pool, ffi::AnyBuffer u, ffi::AnyBuffer delta, ffi::AnyBuffer A,
@@ -50,7 +41,7 @@ ffi::Error FwdDispatch(ffi::ThreadPool pool, ffi::AnyBuffer u, ffi::AnyBuffer de
       {"chunk_states", *chunk_states, F32, {d.batch, d.nchunks, d.channels, d.state}},
   };
   FFI_RETURN_IF_ERROR(CheckAll(kFwdName, expected));
-  return DispatchDtype(t, [&](auto tag) {
+  return DispatchStorage(t == ffi::DataType::F32, [&](auto tag) {
     using T = decltype(tag);
     FwdArgs<T> a = MakeFwdArgs<T>(d, u, delta, A, Bm, Cm, Dskip, z, delta_bias);
     a.y = Out<T>(y);
@@ -92,7 +83,7 @@ ffi::Error BwdDispatch(ffi::ThreadPool pool, ffi::AnyBuffer u, ffi::AnyBuffer de
   } else {
     FFI_RETURN_IF_ERROR(CheckOperand(kBwdName, "dz", *dz, t, {0}));
   }
-  return DispatchDtype(t, [&](auto tag) {
+  return DispatchStorage(t == ffi::DataType::F32, [&](auto tag) {
     using T = decltype(tag);
     BwdArgs<T> a;
     a.f = MakeFwdArgs<T>(d, u, delta, A, Bm, Cm, Dskip, z, delta_bias);

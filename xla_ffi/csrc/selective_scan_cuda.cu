@@ -37,9 +37,7 @@ using namespace selective_scan_cuda;  // NOLINT(build/namespaces): this file is 
 
 using cuda_ffi_util::CudaError;
 using cuda_ffi_util::Memset;
-using ffi_checks::CheckOperand;
-using ffi_checks::In;
-using ffi_checks::Out;
+using namespace ffi_checks;  // NOLINT(build/namespaces): the handlers are written in its vocabulary
 
 // The operand checks shared with the CPU handler (selective_scan_common.h), plus the
 // CUDA kernel's own limit on the state size; fills the kernels' dims.
@@ -104,12 +102,6 @@ ffi::Error Launch(const char* where, const Args& args, int64_t blocks, size_t sh
   });
 }
 
-// Calls run(float{}) or run(__nv_bfloat16{}) for the storage type `t` (checked to be one of them).
-template <typename Run>
-ffi::Error DispatchDtype(ffi::DataType t, Run&& run) {
-  return t == ffi::DataType::F32 ? run(float{}) : run(__nv_bfloat16{});
-}
-
 constexpr const char* kFwdName = "selective_scan_fwd (CUDA)";
 constexpr const char* kBwdName = "selective_scan_bwd (CUDA)";
 
@@ -157,7 +149,7 @@ ffi::Error SelectiveScanFwdImpl(cudaStream_t stream, ffi::AnyBuffer u, ffi::AnyB
   FFI_RETURN_IF_ERROR(ffi_checks::CheckAll(kFwdName, expected));
   Layout lay;
   FFI_RETURN_IF_ERROR(ChooseLayout(kFwdName, dims, kFwdChannelBudget, kFwdStateBudget, &lay));
-  return DispatchDtype(t, [&](auto tag) {
+  return cuda_ffi_util::DispatchStorage(t, [&](auto tag) {
     using T = decltype(tag);
     const FwdArgs<T> args{Operands<T>(u, delta, A, Bm, Cm, Dskip, z, delta_bias, dims, lay, softplus, has_z),
                           Out<T>(y), Out<float>(last_state), Out<float>(chunk_states)};
@@ -226,7 +218,7 @@ ffi::Error SelectiveScanBwdImpl(cudaStream_t stream, ffi::ScratchAllocator scrat
   }
   Layout lay;
   FFI_RETURN_IF_ERROR(ChooseLayout(kBwdName, dims, kBwdChannelBudget, kBwdStateBudget, &lay));
-  return DispatchDtype(t, [&](auto tag) {
+  return cuda_ffi_util::DispatchStorage(t, [&](auto tag) {
     using T = decltype(tag);
     const BwdArgs<T> args{Operands<T>(u, delta, A, Bm, Cm, Dskip, z, delta_bias, dims, lay, softplus, has_z),
                           In<float>(chunk_states), In<T>(dy), In<float>(dlast), Out<T>(du), Out<T>(ddelta),

@@ -26,6 +26,7 @@ from flax import nnx
 import xla_ffi
 from exphil.models.backbones.stack import Carry, time_major_scan
 from exphil.models.embedding import Embedding, LinearMap
+from xla_ffi.gru_reference import gru_cell
 
 Frames = jax.Array | tuple[jax.Array, jax.Array]
 """A layer's input: features ``[..., F]``, or raw ``(numeric, categorical)`` frames with ``embedding``."""
@@ -115,13 +116,7 @@ class GRU(_Recurrent):
 
     @staticmethod
     def _cell_fn(h, gx, kernel, bias):
-        gh = h @ kernel + bias
-        xr, xz, xn = jnp.split(gx, 3, axis=-1)
-        hr, hz, hn = jnp.split(gh, 3, axis=-1)
-        r = jax.nn.sigmoid(xr + hr)
-        z = jax.nn.sigmoid(xz + hz)
-        n = jnp.tanh(xn + r * hn)
-        h = (1.0 - z) * n + z * h
+        h = gru_cell(h, gx, kernel, bias)
         return h, h
 
 

@@ -47,17 +47,33 @@ void DispatchRows(int64_t rows, Fn&& fn) {
   std::exit(4);
 }
 
+// The sizes of a delta-rule call's arrays, and its q, k, v, beta read in the storage type.
+template <typename T>
+struct DeltaInputs {
+  explicit DeltaInputs(const delta_rule_cuda::Dims& d)
+      : keys(d.batch * d.length * d.heads * d.dk),
+        values(d.batch * d.length * d.heads * d.dv),
+        steps(d.batch * d.length * d.heads),
+        state(d.batch * d.heads * d.dk * d.dv),
+        q(ReadAs<T>("q", keys)),
+        k(ReadAs<T>("k", keys)),
+        v(ReadAs<T>("v", values)),
+        beta(ReadAs<T>("beta", steps)) {}
+  size_t keys, values, steps, state;
+  std::vector<T> q, k, v, beta;
+};
+
 template <typename T>
 void DeltaForward(delta_rule_cuda::Dims d) {
   using namespace delta_rule_cuda;
   const int64_t rows = MakeLayout(&d);
-  const size_t bk = d.batch * d.length * d.heads * d.dk, bv = d.batch * d.length * d.heads * d.dv;
-  const size_t bl = d.batch * d.length * d.heads, state = d.batch * d.heads * d.dk * d.dv;
-  auto q = ReadAs<T>("q", bk), k = ReadAs<T>("k", bk), v = ReadAs<T>("v", bv), beta = ReadAs<T>("beta", bl);
+  DeltaInputs<T> in(d);
+  const size_t bv = in.values, state = in.state;
   auto h0 = Read("h0", state);
   auto o = NaNs<T>(bv);
   auto last = NaNs<float>(state), chunks = NaNs<float>(state * d.nchunks);
-  const FwdArgs<T> args{q.data(), k.data(), v.data(), beta.data(), h0.data(), o.data(), last.data(), chunks.data(), d};
+  const FwdArgs<T> args{
+      {in.q.data(), in.k.data(), in.v.data(), in.beta.data(), h0.data(), o.data(), last.data(), chunks.data()}, d};
   DispatchRows(rows, [&](auto r) {
     RunGrid(d.batch * d.heads, 1, kThreads, sizeof(float) * SharedFloats(d, 2, 1), smem, sizeof(smem),
             [&args] { DeltaRuleFwdKernel<T, decltype(r)::value>(args); });
@@ -71,16 +87,17 @@ template <typename T>
 void DeltaBackward(delta_rule_cuda::Dims d) {
   using namespace delta_rule_cuda;
   const int64_t rows = MakeLayout(&d);
-  const size_t bk = d.batch * d.length * d.heads * d.dk, bv = d.batch * d.length * d.heads * d.dv;
-  const size_t bl = d.batch * d.length * d.heads, state = d.batch * d.heads * d.dk * d.dv;
-  auto q = ReadAs<T>("q", bk), k = ReadAs<T>("k", bk), v = ReadAs<T>("v", bv), beta = ReadAs<T>("beta", bl);
+  DeltaInputs<T> in(d);
+  const size_t bk = in.keys, bv = in.values, bl = in.steps, state = in.state;
   auto dout = ReadAs<T>("dout", bv);
   auto chunks = Read("chunk_states", state * d.nchunks), dlast = Read("dlast", state);
   auto dq = NaNs<T>(bk), dk = NaNs<T>(bk), dv = NaNs<T>(bv), dbeta = NaNs<T>(bl);
   auto dh0 = NaNs<float>(state);
   auto history = NaNs<float>(d.batch * d.heads * std::min(d.chunk, d.length) * d.cols);
-  const BwdArgs<T> args{q.data(),  k.data(),  v.data(),     beta.data(), chunks.data(),  dout.data(), dlast.data(),
-                        dq.data(), dk.data(), dv.data(),    dbeta.data(), dh0.data(),    history.data(), d};
+  const BwdArgs<T> args{{in.q.data(), in.k.data(), in.v.data(), in.beta.data(), chunks.data(), dout.data(),
+                         dlast.data(), dq.data(), dk.data(), dv.data(), dbeta.data(), dh0.data()},
+                        history.data(),
+                        d};
   DispatchRows(rows, [&](auto r) {
     RunGrid(d.batch * d.heads, 1, kThreads, sizeof(float) * SharedFloats(d, 4, 2), smem, sizeof(smem),
             [&args] { DeltaRuleBwdKernel<T, decltype(r)::value>(args); });
