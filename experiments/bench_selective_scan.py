@@ -67,19 +67,21 @@ PRESETS = {
 }
 
 
-def parse_shapes(text: str) -> list[Shape]:
-    """'1,512,768,16;8,2048,1536,16' -> [(1, 512, 768, 16), (8, 2048, 1536, 16)]."""
+def parse_shapes(text: str, sizes: int = 4, flag: str = "shapes", *,
+                 allow_empty: bool = False) -> list[tuple[int, ...]]:
+    """'1,512,768,16;8,2048,1536,16' -> [(1, 512, 768, 16), (8, 2048, 1536, 16)]: ``sizes`` positive
+    integers per shape; a bad one (or none, unless ``allow_empty``) is a ValueError naming ``--flag``."""
     shapes = []
     for part in filter(None, (p.strip() for p in text.split(";"))):
         try:
             dims = tuple(int(v) for v in part.split(","))
         except ValueError:
             dims = ()
-        if len(dims) != 4 or min(dims) < 1:
-            raise ValueError(f"--shapes: {part!r} is not batch,length,channels,state (4 positive integers)")
+        if len(dims) != sizes or min(dims) < 1:
+            raise ValueError(f"--{flag}: {part!r} is not {sizes} positive integers")
         shapes.append(dims)
-    if not shapes:
-        raise ValueError("--shapes: no shape given")
+    if not shapes and not allow_empty:
+        raise ValueError(f"--{flag}: no shape given")
     return shapes
 
 

@@ -24,8 +24,10 @@ logistic head (plain BCE), the same optimizer (clipping + AdamW), jitted the sam
 random inputs. The policy's step adds the embedding, the full controller head and its
 losses, and the metrics; ``frames_per_s / bare_gru_frames_per_s`` is what they cost.
 
-``scan_impl_frames_per_s`` (with ``--scan_impls``): the same step with each scan impl, timed in
-alternating rounds as above; their ratio is ``ffi_speedup_vs_scan``.
+``scan_impl_frames_per_s`` (with ``--scan_impls``): the same step with each impl of the arch's
+fused op (the selective scan's ``scan_impl``; for deltanet the delta rule's ``delta_impl``, e.g.
+ffi,scan,chunked), timed in alternating rounds as above; ``ffi_speedup_vs_scan`` and
+``ffi_speedup_vs_best_reference`` (over the fastest pure-JAX impl) are their ratios.
 
 ``mamba_layer_cpu_ms`` (mamba/jamba with ``--scan_impls``): median CPU milliseconds of one
 Mamba mixer's forward and backward pass at the config's shapes, and of its selective scan
@@ -83,7 +85,7 @@ class BenchConfig:
     epoch_data: str = ""  # a built dataset (e.g. a DAgger aggregate) to measure instead of epoch_replays
     epoch_scale: int = 10
     epoch_repeats: int = 3  # rounds of epochs, interleaved; the fastest epoch of each size counts
-    scan_impls: tuple[str, ...] = ()  # mamba/jamba: also measure each policy.scan_impl (e.g. ffi,scan)
+    scan_impls: tuple[str, ...] = ()  # mamba/jamba/deltanet: also measure each impl of the fused op
     rounds: int = 8  # timed rounds of each compared step, alternating; each one's fastest round counts
     bare_gru: bool = True  # also measure the bare GRU reference (bare_gru_frames_per_s)
 
@@ -152,9 +154,12 @@ def _timed_throughput(trainer: Trainer, train_cfg: TrainConfig, cfg: BenchConfig
 
 
 def _impl_throughput(train_cfg: TrainConfig, cfg: BenchConfig) -> dict[str, float]:
-    """Frames/s of the train step with each ``cfg.scan_impls`` scan (``_fastest_rounds``)."""
+    """Frames/s of the train step with each ``cfg.scan_impls`` impl of the arch's fused op
+    (``policy.delta_impl`` for deltanet, else ``policy.scan_impl``; ``_fastest_rounds``)."""
+    field = "delta_impl" if train_cfg.policy.arch == "deltanet" else "scan_impl"
+
     def with_impl(impl: str) -> TrainConfig:
-        return dataclasses.replace(train_cfg, policy=dataclasses.replace(train_cfg.policy, scan_impl=impl))
+        return dataclasses.replace(train_cfg, policy=dataclasses.replace(train_cfg.policy, **{field: impl}))
 
     timers = {impl: _trainer_timer(Trainer(with_impl(impl)), cfg) for impl in cfg.scan_impls}
     return {impl: rates[0] for impl, rates in _fastest_rounds(timers, cfg).items()}
@@ -360,6 +365,9 @@ def main(cfg: BenchConfig) -> dict:
             print(f"  scan_impl={impl}: {rate:,.0f} frames/s")
         if "ffi" in by_impl and "scan" in by_impl:
             result["ffi_speedup_vs_scan"] = by_impl["ffi"] / by_impl["scan"]
+        references = [rate for impl, rate in by_impl.items() if impl != "ffi"]
+        if "ffi" in by_impl and references:
+            result["ffi_speedup_vs_best_reference"] = by_impl["ffi"] / max(references)
         if train_cfg.policy.arch in ("mamba", "jamba"):
             result["mamba_layer_cpu_ms"] = layer = _mamba_layer_breakdown(train_cfg, cfg.scan_impls)
             for impl, ms in layer.items():

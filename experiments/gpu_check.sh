@@ -1,25 +1,31 @@
 #!/usr/bin/env bash
-# The one prepared GPU check of the selective-scan custom call (see BUILD.md, "GPU check").
+# The one prepared GPU check of every custom call: selective scan, delta rule, GRU (see
+# BUILD.md, "GPU check").
 #
 # For a machine with a CUDA GPU and no network, Python 3.12 with jax 0.11.2 and
 # jax-cuda13-plugin, CMake, scikit-build-core, pytest, absl, tqdm installed. Run from the
 # repository root:
 #     OUT=/tmp/gpu_out bash experiments/gpu_check.sh
-# It builds the package with the CUDA library required, runs the gpu-marked tests, runs
-# the benchmark at 1,512,768,16 and 8,2048,1536,16 for float32 and bfloat16 and measures
-# the device copy bandwidth (a jitted copy of a 2 GiB array) in the same process, so the
-# "half of copy bandwidth" target can be judged; then it times the ffi path under each
-# states-per-thread layout (XLA_FFI_SCAN_CUDA_STATES_PER_THREAD) and profiles the kernels
-# once with Nsight Compute. Everything lands in $OUT (eight files):
-#   env.txt         GPU, driver, nvcc, Python and JAX versions
-#   build.log       pip install output and the registered handler platforms
-#   pytest_gpu.log  the gpu-marked tests
-#   bench.log       the benchmark's table and target figures
-#   bench.json      the benchmark's results (copy_gb_per_s, fraction_of_copy_bw per row)
-#   sweep.log       ffi fwd and fwd+bwd times per states-per-thread layout (1, 2, 4, 8)
-#   ncu.txt         Nsight Compute: speed of light, occupancy, launch and memory sections
-#   steps.log       each step's exit status and duration
-# Each step has its own time limit (about 5 minutes in all when nothing hangs), and
+# It builds the package with every CUDA library required, runs the gpu-marked tests of all
+# kernels, runs the selective-scan benchmark at 1,512,768,16 and 8,2048,1536,16 for float32
+# and bfloat16 and measures the device copy bandwidth (a jitted copy of a 2 GiB array) in
+# the same process, so the "half of copy bandwidth" target can be judged; runs the kernels
+# benchmark (delta rule at 8,2048,8,64,64, GRU-256 at batch 256 and its batch-1 step, each
+# against its pure-JAX references, side by side); then it times the selective scan's ffi
+# path under each states-per-thread layout (XLA_FFI_SCAN_CUDA_STATES_PER_THREAD) and profiles
+# the selective-scan and delta-rule kernels once with Nsight Compute. Everything lands in
+# $OUT (ten files):
+#   env.txt            GPU, driver, nvcc, Python and JAX versions
+#   build.log          pip install output and the registered handler platforms
+#   pytest_gpu.log     the gpu-marked tests
+#   bench.log          the selective-scan benchmark's table and target figures
+#   bench.json         its results (copy_gb_per_s, fraction_of_copy_bw per row)
+#   bench_kernels.log  the kernels benchmark's table and the GPU targets (each kernel >= 2x)
+#   bench_kernels.json its results
+#   sweep.log          ffi fwd and fwd+bwd times per states-per-thread layout (1, 2, 4, 8)
+#   ncu.txt            Nsight Compute: speed of light, occupancy, launch and memory sections
+#   steps.log          each step's exit status and duration
+# Each step has its own time limit (about 6 minutes in all when nothing hangs), and
 # a failing step does not stop the later ones. Run it with the device tool's timeout_s=600.
 
 set -uo pipefail
@@ -50,26 +56,34 @@ jaxlib.__version__); print(jax.devices())"
 # 1. Build: XLA_FFI_CUDA=ON makes a failing CUDA build fail the install. No network:
 #    no build isolation (the installed scikit-build-core and jaxlib headers are used; they
 #    are jaxlib 0.11.2's, which this machine runs) and no dependency resolution.
-step build 180 "$OUT/build.log" \
+step build 200 "$OUT/build.log" \
   env XLA_FFI_CUDA=ON "$PY" -m pip install -e . --no-build-isolation --no-deps -v
-step registered 30 "$OUT/build.log" "$PY" -c "import xla_ffi; \
-print('registered:', xla_ffi.registered_platforms()); print('cuda library:', xla_ffi.library_path('cuda'))"
+step registered 30 "$OUT/build.log" "$PY" -c "import xla_ffi; from xla_ffi import ffi; \
+print('registered (every kernel):', xla_ffi.registered_platforms()); \
+[print(k, 'cuda library:', ffi.library_path('cuda', k)) for k in ffi.KERNELS]"
 
 # 2. The gpu-marked tests (the same value and gradient checks as on the CPU, on CUDA).
 #    Only tests/xla_ffi: other areas import packages this machine may not have.
-step pytest_gpu 150 "$OUT/pytest_gpu.log" \
+step pytest_gpu 170 "$OUT/pytest_gpu.log" \
   "$PY" -m pytest -m gpu -q -rs -p no:cacheprovider tests/xla_ffi
 
 # 3. Benchmark, and the copy bandwidth measured in the same process.
-step bench 210 "$OUT/bench.log" \
+step bench 150 "$OUT/bench.log" \
   "$PY" -m experiments.bench_selective_scan --preset=gpu --shapes='1,512,768,16;8,2048,1536,16' \
   --dtypes=float32,bfloat16 --copy_mb=2048 --json_out="$OUT/bench.json"
+
+# 3b. The delta rule and the GRU against their references at the GPU target shapes (no
+#     memory-only shape: the length-4096 memory target is a CPU one).
+step bench_kernels 150 "$OUT/bench_kernels.log" \
+  "$PY" -m experiments.bench_kernels --platform=cuda --kernels=delta_rule,gru \
+  --delta_shapes=8,2048,8,64,64 --delta_memory_shapes= --gru_shapes='256,64,256;1,1,256' \
+  --dtypes=float32 --rounds=2 --repeats=5 --min_seconds=0.2 --json_out="$OUT/bench_kernels.json"
 
 # 4. The ffi path under each states-per-thread layout (the default is 4 for N=16).
 SHAPES='1,512,768,16;8,2048,1536,16'
 for k in 1 2 4 8; do
   echo "== XLA_FFI_SCAN_CUDA_STATES_PER_THREAD=$k" >>"$OUT/sweep.log"
-  step "sweep_k$k" 40 "$OUT/sweep.log" env XLA_FFI_SCAN_CUDA_STATES_PER_THREAD=$k \
+  step "sweep_k$k" 30 "$OUT/sweep.log" env XLA_FFI_SCAN_CUDA_STATES_PER_THREAD=$k \
     "$PY" -m experiments.bench_selective_scan --platform=cuda --shapes="$SHAPES" --dtypes=float32 \
     --impls=ffi --repeats=10 --warmup=2
 done
@@ -77,11 +91,14 @@ done
 # 5. One profile of the forward and backward kernels at the large shape.
 NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
 if [ -n "$NCU" ]; then
-  step ncu 100 "$OUT/ncu.txt" "$NCU" --target-processes all -k regex:SelectiveScan --launch-count 3 \
+  step ncu 90 "$OUT/ncu.txt" "$NCU" --target-processes all -k regex:'SelectiveScan|DeltaRule' --launch-count 4 \
     --section SpeedOfLight --section Occupancy --section LaunchStats --section MemoryWorkloadAnalysis \
     --section SchedulerStats --section WarpStateStats \
-    "$PY" -m experiments.bench_selective_scan --platform=cuda --shapes=8,2048,1536,16 --dtypes=float32 \
-    --impls=ffi --repeats=1 --warmup=0
+    "$PY" -c "import jax, jax.numpy as jnp; from xla_ffi import delta_rule, selective_scan; \
+from xla_ffi.reference import random_inputs; from xla_ffi.delta_rule_reference import random_delta_inputs; \
+s = random_inputs(0, (8, 2048, 1536, 16), 'float32'); d = random_delta_inputs(0, (8, 2048, 8, 64, 64), 'float32'); \
+jax.block_until_ready(jax.grad(lambda x: jnp.sum(selective_scan(**x, delta_softplus=True, impl='ffi')))(s)); \
+jax.block_until_ready(jax.grad(lambda x: jnp.sum(delta_rule(**x, impl='ffi')))(d))"
 else
   echo "ncu: not found" | tee -a "$OUT/steps.log"
 fi

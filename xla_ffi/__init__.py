@@ -1,23 +1,34 @@
-"""Fused selective scan (Mamba) as an XLA FFI custom call for CPU and CUDA, with references.
+"""Fused XLA FFI custom calls for CPU and CUDA, with pure-JAX references and one autotuned dispatch.
 
-``from xla_ffi import selective_scan``; ``xla_ffi.registered_platforms()`` lists the
-platforms whose native handlers are built and registered; ``xla_ffi.warmup(...)`` tunes
-``impl="auto"`` before jit.
+Kernels: ``selective_scan`` (Mamba), ``delta_rule`` (DeltaNet), ``gru_recurrence`` (the GRU
+cell over a sequence). ``xla_ffi.registered_platforms()`` lists the platforms whose native
+handlers are all built and registered; ``xla_ffi.warmup(...)`` or ``xla_ffi.warmup_for(fn,
+*args)`` tunes ``impl="auto"`` before jit (see ``xla_ffi.autotune``).
 """
 
 from xla_ffi.api import IMPLS, selective_scan
-from xla_ffi.autotune import warmup
+from xla_ffi.autotune import warmup, warmup_for
+from xla_ffi.delta_rule_reference import delta_rule_chunked, delta_rule_scan
+from xla_ffi.deltanet import delta_rule
 from xla_ffi.ffi import LibraryNotFoundError, available, library_path, registered_platforms
+from xla_ffi.gru import gru_recurrence
+from xla_ffi.gru_reference import gru_recurrence_scan
 from xla_ffi.reference import selective_scan_associative, selective_scan_scan
 
 __all__ = [
     "IMPLS",
     "LibraryNotFoundError",
     "available",
+    "delta_rule",
+    "delta_rule_chunked",
+    "delta_rule_scan",
+    "gru_recurrence",
+    "gru_recurrence_scan",
     "library_path",
     "registered_platforms",
     "selective_scan",
     "selective_scan_associative",
     "selective_scan_scan",
     "warmup",
+    "warmup_for",
 ]

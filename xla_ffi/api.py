@@ -1,97 +1,119 @@
-"""Public selective scan: argument checks, the custom_vjp around the custom call, impl dispatch.
+"""Public selective scan: argument checks, the custom calls under custom_vjp, impl dispatch.
 
 ``impl="ffi"`` runs the fused native kernels (forward and backward are separate custom
-calls; the backward recomputes states from chunk-boundary states saved by the forward);
-``"scan"`` and ``"associative"`` are the pure-JAX references; ``"auto"`` picks the fastest
-of the three per platform, dtype and shape class (see ``xla_ffi.autotune``).
+calls, ``selective_scan_fwd`` and ``selective_scan_bwd``; the backward recomputes states from
+chunk-boundary states saved by the forward); ``"scan"`` and ``"associative"`` are the
+pure-JAX references; ``"auto"`` picks the fastest of the three per platform, dtype and shape
+class (see ``xla_ffi.autotune``, which this module hands its impls to).
+
+Both calls use ``vmap_method="sequential"``: the kernels already batch over their leading
+axis, but dA, dD and ddelta_bias are reduced over it, so folding a vmapped axis into the
+batch would sum per-example gradients that vmap must keep apart.
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from xla_ffi import ffi, reference
+from xla_ffi import autotune, ffi, reference
+from xla_ffi.checks import check_array, check_rank
+from xla_ffi.types import ScanShape
 
-__all__ = ["CHUNK", "IMPLS", "ScanShape", "check_args", "selective_scan"]
+__all__ = [
+    "BWD_TARGET", "CHUNK", "FWD_TARGET", "IMPLS", "ScanShape", "bwd_call", "check_args", "fwd_call",
+    "num_chunks", "selective_scan",
+]
 
 IMPLS = ("auto", "ffi", "scan", "associative")
 CHUNK = 64  # steps between the states the forward pass saves for the backward pass
-_DTYPES = (jnp.dtype(jnp.float32), jnp.dtype(jnp.bfloat16))
-
-
-@dataclass(frozen=True)
-class ScanShape:
-    """Problem size: batch, length, channels (D), state (N); dtype of u; z present."""
-
-    batch: int
-    length: int
-    channels: int
-    state: int
-    dtype: str
-    has_z: bool
-
-
-def _check(name: str, x: jax.Array | None, shape: tuple[int, ...], what: str) -> None:
-    if x is None:
-        return
-    if not hasattr(x, "shape") or not hasattr(x, "dtype"):
-        raise TypeError(f"selective_scan: {name} must be an array, got {type(x).__name__}")
-    if tuple(x.shape) != shape:
-        raise ValueError(f"selective_scan: {name} must have shape {what} = {shape}, got {tuple(x.shape)}")
-    if jnp.dtype(x.dtype) not in _DTYPES:
-        raise TypeError(f"selective_scan: {name} must be float32 or bfloat16, got {x.dtype}")
+FWD_TARGET = "selective_scan_fwd"
+BWD_TARGET = "selective_scan_bwd"
+_KERNEL = "selective_scan"
 
 
 def check_args(u, delta, A, B, C, D=None, z=None, delta_bias=None) -> ScanShape:
     """Validate shapes and dtypes at trace time; raise naming the offending argument."""
-    if not hasattr(u, "shape") or len(u.shape) != 3:
-        raise ValueError(
-            f"selective_scan: u must have shape (batch, length, channels), got {getattr(u, 'shape', u)}"
-        )
+    check_rank(_KERNEL, "u", u, 3, "(batch, length, channels)")
     batch, length, channels = (int(s) for s in u.shape)
     if length < 1:
         raise ValueError(f"selective_scan: u must have length >= 1, got shape {tuple(u.shape)}")
-    _check("u", u, (batch, length, channels), "(batch, length, channels)")
-    if not hasattr(A, "shape") or len(A.shape) != 2 or A.shape[1] < 1:
-        raise ValueError(f"selective_scan: A must have shape (channels, state), got {getattr(A, 'shape', A)}")
+    check_array(_KERNEL, "u", u, (batch, length, channels), "(batch, length, channels)")
+    check_rank(_KERNEL, "A", A, 2, "(channels, state)")
+    if A.shape[1] < 1:
+        raise ValueError(f"selective_scan: A must have shape (channels, state), got {tuple(A.shape)}")
     state = int(A.shape[1])
-    _check("A", A, (channels, state), "(channels, state)")
-    _check("delta", delta, (batch, length, channels), "(batch, length, channels)")
-    _check("B", B, (batch, length, state), "(batch, length, state)")
-    _check("C", C, (batch, length, state), "(batch, length, state)")
-    _check("D", D, (channels,), "(channels,)")
-    _check("z", z, (batch, length, channels), "(batch, length, channels)")
-    _check("delta_bias", delta_bias, (channels,), "(channels,)")
+    check_array(_KERNEL, "A", A, (channels, state), "(channels, state)")
+    check_array(_KERNEL, "delta", delta, (batch, length, channels), "(batch, length, channels)")
+    check_array(_KERNEL, "B", B, (batch, length, state), "(batch, length, state)")
+    check_array(_KERNEL, "C", C, (batch, length, state), "(batch, length, state)")
+    check_array(_KERNEL, "D", D, (channels,), "(channels,)")
+    check_array(_KERNEL, "z", z, (batch, length, channels), "(batch, length, channels)")
+    check_array(_KERNEL, "delta_bias", delta_bias, (channels,), "(channels,)")
     return ScanShape(batch, length, channels, state, jnp.dtype(u.dtype).name, z is not None)
+
+
+def num_chunks(length: int, chunk: int) -> int:
+    """Number of saved chunk-boundary states for a sequence of ``length`` steps."""
+    return max(1, -(-length // chunk))
+
+
+def _attrs(softplus: bool, has_z: bool, chunk: int) -> dict:
+    return {"softplus": bool(softplus), "has_z": bool(has_z), "chunk": np.int64(chunk)}
+
+
+def fwd_call(operands: tuple[jax.Array, ...], *, softplus: bool, has_z: bool, chunk: int):
+    """Forward custom call on the contract's operands (u, delta, A, B, C, Dskip, z, delta_bias);
+    returns (y, last_state, chunk_states)."""
+    u, A = operands[0], operands[2]
+    batch, length, channels = u.shape
+    state = A.shape[1]
+    out = (
+        jax.ShapeDtypeStruct(u.shape, u.dtype),
+        jax.ShapeDtypeStruct((batch, channels, state), jnp.float32),
+        jax.ShapeDtypeStruct((batch, num_chunks(length, chunk), channels, state), jnp.float32),
+    )
+    call = jax.ffi.ffi_call(FWD_TARGET, out, vmap_method="sequential")
+    return call(*operands, **_attrs(softplus, has_z, chunk))
+
+
+def bwd_call(operands: tuple[jax.Array, ...], chunk_states: jax.Array, dy: jax.Array, dlast: jax.Array, *,
+             softplus: bool, has_z: bool, chunk: int) -> tuple[jax.Array, ...]:
+    """Backward custom call; returns (du, ddelta, dA, dB, dC, dDskip, dz, ddelta_bias): the
+    gradients in u's dtype for u, delta and z, float32 for the others."""
+    f32, u_dtype = jnp.float32, operands[0].dtype
+    same_as_u = (0, 1, 6)  # du, ddelta, dz
+    out = tuple(jax.ShapeDtypeStruct(x.shape, u_dtype if i in same_as_u else f32)
+                for i, x in enumerate(operands))
+    call = jax.ffi.ffi_call(BWD_TARGET, out, vmap_method="sequential")
+    return call(*operands, chunk_states, dy, dlast, **_attrs(softplus, has_z, chunk))
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(8, 9))
 def _fused(u, delta, A, B, C, Dskip, z, delta_bias, softplus: bool, has_z: bool):
     # Without differentiation no chunk states are needed: one chunk spanning the sequence.
-    y, last, _ = ffi.fwd_call(
-        u, delta, A, B, C, Dskip, z, delta_bias, softplus=softplus, has_z=has_z, chunk=u.shape[1]
-    )
+    operands = (u, delta, A, B, C, Dskip, z, delta_bias)
+    y, last, _ = fwd_call(operands, softplus=softplus, has_z=has_z, chunk=u.shape[1])
     return y, last
 
 
 def _fused_fwd(u, delta, A, B, C, Dskip, z, delta_bias, softplus, has_z):
-    y, last, states = ffi.fwd_call(
-        u, delta, A, B, C, Dskip, z, delta_bias, softplus=softplus, has_z=has_z, chunk=CHUNK
-    )
-    return (y, last), (u, delta, A, B, C, Dskip, z, delta_bias, states)
+    operands = (u, delta, A, B, C, Dskip, z, delta_bias)
+    y, last, states = fwd_call(operands, softplus=softplus, has_z=has_z, chunk=CHUNK)
+    return (y, last), (operands, states)
 
 
 def _fused_bwd(softplus, has_z, residuals, cotangents):
     dy, dlast = cotangents
-    u, delta, A, B, C, Dskip, z, delta_bias, states = residuals
-    grads = ffi.bwd_call(
-        u, delta, A, B, C, Dskip, z, delta_bias, states, dy.astype(u.dtype), dlast.astype(jnp.float32),
-        softplus=softplus, has_z=has_z, chunk=CHUNK,
-    )  # fmt: skip
+    operands, states = residuals
+    u, B, C = operands[0], operands[3], operands[4]
+    grads = bwd_call(operands, states, dy.astype(u.dtype), dlast.astype(jnp.float32),
+                     softplus=softplus, has_z=has_z, chunk=CHUNK)
     du, ddelta, dA, dB, dC, dD, dz, dbias = grads
     return du, ddelta, dA, dB.astype(B.dtype), dC.astype(C.dtype), dD, dz, dbias
 
@@ -101,8 +123,8 @@ _fused.defvjp(_fused_fwd, _fused_bwd)
 
 def _run_ffi(u, delta, A, B, C, D, z, delta_bias, softplus: bool) -> tuple[jax.Array, jax.Array]:
     """Cast to the contract's dtypes (autodiff casts gradients back) and call the fused kernels."""
-    ffi.registered_platforms()  # register every built library, so any lowering platform works
-    ffi.ensure_registered(jax.default_backend())  # a clear error when the current one has none
+    ffi.registered_platforms(_KERNEL)  # register every built library, so any lowering platform works
+    ffi.ensure_registered(jax.default_backend(), _KERNEL)  # a clear error when the current one has none
     dtype, f32 = u.dtype, jnp.float32
     channels = u.shape[2]
     Dskip = jnp.zeros((channels,), f32) if D is None else D.astype(f32)
@@ -112,6 +134,13 @@ def _run_ffi(u, delta, A, B, C, D, z, delta_bias, softplus: bool) -> tuple[jax.A
         u, delta.astype(dtype), A.astype(f32), B.astype(dtype), C.astype(dtype), Dskip, zz, bias,
         bool(softplus), z is not None,
     )  # fmt: skip
+
+
+_IMPLS: dict[str, Callable[..., tuple[jax.Array, jax.Array]]] = {
+    "ffi": lambda *args, delta_softplus: _run_ffi(*args, softplus=delta_softplus),
+    "scan": reference.selective_scan_scan,
+    "associative": reference.selective_scan_associative,
+}
 
 
 def selective_scan(
@@ -141,22 +170,29 @@ def selective_scan(
     Returns:
       y ``[batch, length, channels]`` in u's dtype, or ``(y, last_state)``.
     """
-    if impl not in IMPLS:
-        raise ValueError(f"selective_scan: impl must be one of {IMPLS}, got {impl!r}")
     shape = check_args(u, delta, A, B, C, D, z, delta_bias)
-    if impl == "auto":
-        from xla_ffi import autotune
-
-        impl = autotune.choose(shape, delta_softplus=delta_softplus, concrete=_is_concrete(u))
-    args = (u, delta, A, B, C, D, z, delta_bias)
-    if impl == "ffi":
-        y, last = _run_ffi(*args, softplus=delta_softplus)
-    elif impl == "scan":
-        y, last = reference.selective_scan_scan(*args, delta_softplus=delta_softplus)
-    else:
-        y, last = reference.selective_scan_associative(*args, delta_softplus=delta_softplus)
+    traced = isinstance(u, jax.core.Tracer)
+    impl = autotune.resolve(shape, impl, traced=traced, delta_softplus=delta_softplus)
+    y, last = _IMPLS[impl](u, delta, A, B, C, D, z, delta_bias, delta_softplus=delta_softplus)
     return (y, last) if return_last_state else y
 
 
-def _is_concrete(x: jax.Array) -> bool:
-    return not isinstance(x, jax.core.Tracer)
+def _shape_key(shape: ScanShape) -> str:
+    sizes = "x".join(str(autotune.bucket(s)) for s in (shape.batch, shape.length, shape.channels))
+    return f"{sizes}|N{shape.state}|z{int(shape.has_z)}"
+
+
+def _workload(shape: ScanShape, impl: str, *, delta_softplus: bool = True) -> Callable[[], Any]:
+    """One jitted forward+backward of ``impl`` at ``shape``, on random Mamba-like operands."""
+    x = reference.random_inputs(0, (shape.batch, shape.length, shape.channels, shape.state), shape.dtype,
+                                with_z=shape.has_z)
+
+    def loss(inputs):
+        y = selective_scan(**inputs, delta_softplus=delta_softplus, impl=impl)
+        return jnp.sum(y.astype(jnp.float32))
+
+    step = jax.jit(jax.grad(loss))
+    return lambda: step(x)
+
+
+autotune.register(autotune.Kernel(_KERNEL, IMPLS[1:], "scan", _shape_key, _workload))

@@ -27,6 +27,8 @@ __all__ = [
     "to_jax",
 ]
 
+Array = jax.Array
+Opt = jax.Array | None
 _FLOAT32_ARGS = ("A", "D", "delta_bias")  # float32 whatever the dtype of the others (Mamba convention)
 
 
@@ -54,24 +56,12 @@ def gate_output(
     return y.astype(dtype)
 
 
-def selective_scan_scan(
-    u: jax.Array,
-    delta: jax.Array,
-    A: jax.Array,
-    B: jax.Array,
-    C: jax.Array,
-    D: jax.Array | None = None,
-    z: jax.Array | None = None,
-    delta_bias: jax.Array | None = None,
-    *,
-    delta_softplus: bool = False,
-) -> tuple[jax.Array, jax.Array]:
+def selective_scan_scan(u: Array, delta: Array, A: Array, B: Array, C: Array, D: Opt = None, z: Opt = None,
+                        delta_bias: Opt = None, *, delta_softplus: bool = False) -> tuple[Array, Array]:
     """Sequential reference; returns (y ``[B, L, D]``, last_state ``[B, D, N]`` float32)."""
     uf = u.astype(jnp.float32)
     dt = discretize(delta, delta_bias, delta_softplus)
-    Af = A.astype(jnp.float32)
-    Bf = B.astype(jnp.float32)
-    Cf = C.astype(jnp.float32)
+    Af, Bf, Cf = (x.astype(jnp.float32) for x in (A, B, C))
 
     def step(h, xs):  # h: [B, D, N]
         u_t, dt_t, b_t, c_t = xs  # [B, D], [B, D], [B, N], [B, N]
@@ -84,18 +74,9 @@ def selective_scan_scan(
     return gate_output(jnp.swapaxes(ys, 0, 1), uf, D, z, u.dtype), last
 
 
-def selective_scan_associative(
-    u: jax.Array,
-    delta: jax.Array,
-    A: jax.Array,
-    B: jax.Array,
-    C: jax.Array,
-    D: jax.Array | None = None,
-    z: jax.Array | None = None,
-    delta_bias: jax.Array | None = None,
-    *,
-    delta_softplus: bool = False,
-) -> tuple[jax.Array, jax.Array]:
+def selective_scan_associative(u: Array, delta: Array, A: Array, B: Array, C: Array, D: Opt = None,
+                               z: Opt = None, delta_bias: Opt = None, *,
+                               delta_softplus: bool = False) -> tuple[Array, Array]:
     """Parallel-prefix reference; returns (y ``[B, L, D]``, last_state ``[B, D, N]`` float32)."""
     uf = u.astype(jnp.float32)
     dt = discretize(delta, delta_bias, delta_softplus)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Literal
 
-Arch = Literal["mlp", "gru", "lstm", "mamba", "mingru", "attention", "jamba"]
+Arch = Literal["mlp", "gru", "lstm", "mamba", "mingru", "attention", "jamba", "deltanet", "h3", "zamba"]
 ScanImpl = Literal["auto", "ffi", "scan", "associative"]
+DeltaImpl = Literal["auto", "ffi", "scan", "chunked"]
+GruImpl = Literal["auto", "ffi", "scan"]
 HeadKind = Literal["independent", "autoregressive"]
 
 COMPONENTS = ("buttons", "main_x", "main_y", "c_x", "c_y", "shoulder")
@@ -29,7 +31,7 @@ class PolicyConfig:
     frame_stack: int = 4  # mlp: frames seen per prediction (the current one and K-1 before it)
     num_heads: int = 4  # attention: heads per layer
     attention_window: int = 64  # attention: frames each position attends to, itself included
-    ffn_ratio: int = 4  # attention / mingru: feed-forward width as a multiple of hidden
+    ffn_ratio: int = 4  # attention / mingru / deltanet: feed-forward width as a multiple of hidden
     mamba_state: int = 16  # mamba: SSM state size N
     mamba_expand: int = 2  # mamba: inner width = expand * hidden
     mamba_conv: int = 4  # mamba: causal depthwise convolution width
@@ -38,6 +40,12 @@ class PolicyConfig:
     jamba_pattern: tuple[str, ...] = ("mamba", "attention")  # jamba: layer i is pattern[i % len]
     prev_queue: int = 0  # > 1: also see the prev_queue - 1 decisions before the last, and the delay
     queue_delay: int = -1  # the delay fed with the queue; -1: the run's window delay (set at start-up)
+    gru_impl: GruImpl = "scan"  # gru: the layer's own scan, or xla_ffi.gru_recurrence ("ffi" / "auto")
+    delta_impl: DeltaImpl = "auto"  # deltanet: impl passed to xla_ffi.delta_rule (heads: num_heads)
+    deltanet_conv: int = 4  # deltanet: width of the short causal convolution on q, k, v
+    h3_state: int = 16  # h3: diagonal SSM states per channel
+    h3_shift: int = 4  # h3: frames the shift SSM (a causal filter on k) sees
+    zamba_every: int = 2  # zamba: the shared attention block follows every this many Mamba layers
     head: HeadKind = "independent"
     head_hidden: int = 128  # autoregressive head: MLP width of each component
     ar_order: tuple[str, ...] = COMPONENTS  # autoregressive head: order the components are chosen in
@@ -45,7 +53,7 @@ class PolicyConfig:
     def __post_init__(self) -> None:
         positive = ("hidden", "num_layers", "categorical_embed_dim", "frame_stack", "num_heads",
                     "attention_window", "ffn_ratio", "mamba_state", "mamba_expand", "mamba_conv",
-                    "head_hidden")
+                    "head_hidden", "deltanet_conv", "h3_state", "h3_shift", "zamba_every")
         for name in positive:
             if getattr(self, name) < 1:
                 raise ValueError(f"PolicyConfig.{name} must be >= 1, got {getattr(self, name)}")

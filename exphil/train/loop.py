@@ -26,6 +26,7 @@ import numpy as np
 from flax import nnx
 from tqdm import tqdm
 
+import xla_ffi
 from exphil.data.spec import BUTTONS, EmbeddingSpec
 from exphil.data.stats import load_stats, press_rates
 from exphil.data.windows import WindowIterator, make_windows
@@ -128,6 +129,18 @@ def _write_plots(run: RunDir, summary: dict[str, Any]) -> None:
                    title="press rate per button (validation)", ylabel="share of frames")
 
 
+def _tune_kernels(trainer: Trainer, data: WindowIterator) -> dict[str, jax.Array] | None:
+    """When the policy lets ``impl="auto"`` pick a fused kernel's implementation, measure every
+    kernel shape the train step uses before it is compiled (``xla_ffi.warmup_for``; cached on
+    disk, so later runs only read the choice); returns the batch it traced with, the run's first."""
+    policy = trainer.cfg.policy
+    if "auto" not in (policy.scan_impl, policy.delta_impl, policy.gru_impl):
+        return None
+    batch = shard_batch(batch_arrays(next(data)), trainer.mesh)
+    xla_ffi.warmup_for(trainer.train_step, trainer.state, batch)
+    return batch
+
+
 def _open_run(cfg: TrainConfig, resume_overrides: Mapping[str, Any]) -> tuple[RunDir, TrainConfig]:
     if cfg.resume:
         run, saved = RunDir.resume(cfg.resume, TrainConfig, overrides=resume_overrides, mutable=RESUMABLE,
@@ -170,9 +183,11 @@ def train(cfg: TrainConfig, *, resume_overrides: Mapping[str, Any] | None = None
     summary: dict[str, Any] = {}
     t_log, t_start, frames_total, start_step = time.perf_counter(), time.perf_counter(), 0.0, step
     bar = tqdm(total=cfg.steps, initial=step, desc="train", unit="step", disable=not cfg.progress)
+    first = _tune_kernels(trainer, data) if step < cfg.steps else None
     try:
         while step < cfg.steps:
-            batch = shard_batch(batch_arrays(next(data)), trainer.mesh)
+            batch = first if first is not None else shard_batch(batch_arrays(next(data)), trainer.mesh)
+            first = None
             trainer.state, metrics = trainer.train_step(trainer.state, batch)
             pending.append(metrics)
             step += 1

@@ -81,3 +81,44 @@ def directional_derivative(inputs, softplus: bool, wy, wl, name: str, direction,
     fp = weighted_loss(*numpy_scan(**plus, delta_softplus=softplus), wy, wl)
     fm = weighted_loss(*numpy_scan(**minus, delta_softplus=softplus), wy, wl)
     return (fp - fm) / (2 * eps)
+
+
+def assert_vmap_and_grad_of_vmap_match(f, examples: list[dict], mapped: tuple[str, ...], *,
+                                       atol: float) -> None:
+    """``f(impl, **arrays)`` under vmap over ``examples`` (its ``mapped`` arrays stacked) equals each
+    example's own "scan" result with impl "ffi"; the gradient of the sum of squares of the vmapped
+    output equals the scan's (relative to each gradient's largest entry)."""
+    import jax
+    import jax.numpy as jnp
+
+    stacked = [jnp.stack([e[n] for e in examples]) for n in mapped]
+    ys = jax.jit(jax.vmap(lambda *a: f("ffi", **dict(zip(mapped, a, strict=True)))))(*stacked)
+    for i, e in enumerate(examples):
+        want = jax.jit(lambda *a: f("scan", **dict(zip(mapped, a, strict=True))))(*(e[n] for n in mapped))
+        np.testing.assert_allclose(np.asarray(ys[i]), np.asarray(want), rtol=1e-4, atol=atol)
+
+    def total(impl):
+        return lambda *a: jnp.sum(jax.vmap(lambda *b: f(impl, **dict(zip(mapped, b, strict=True))))(*a) ** 2)
+
+    argnums = tuple(range(len(mapped)))
+    g_ffi = jax.jit(jax.grad(total("ffi"), argnums=argnums))(*stacked)
+    g_ref = jax.jit(jax.grad(total("scan"), argnums=argnums))(*stacked)
+    for name, a, b in zip(mapped, g_ffi, g_ref, strict=True):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-3, atol=1e-4 * np.abs(b).max(),
+                                   err_msg=name)
+
+
+def weighted_grads(call, x: dict, weights) -> dict[str, np.ndarray]:
+    """float64 gradients, with respect to every array of ``x`` that is not None, of
+    sum_i <call(**x)[i], weights[i]> (``call`` returns the outputs and the last state)."""
+    import jax
+    import jax.numpy as jnp
+
+    present = [n for n, v in x.items() if v is not None]
+
+    def loss(*args):
+        outs = call(**dict(x, **dict(zip(present, args, strict=True))))
+        return sum(jnp.sum(o * w) for o, w in zip(outs, weights, strict=True))
+
+    grads = jax.jit(jax.grad(loss, argnums=tuple(range(len(present)))))(*[x[n] for n in present])
+    return {n: np.asarray(g, np.float64) for n, g in zip(present, grads, strict=True)}

@@ -1,6 +1,6 @@
 """The CUDA kernels' indexing and math, run on the host through a shim of the CUDA built-ins.
 
-There is no GPU here, so ``selective_scan_cuda_kernels.cuh`` is compiled with g++ against
+There is no GPU here, so ``selective_scan_cuda_{fwd,bwd}.cuh`` are compiled with g++ against
 ``cuda_emulation/cuda_host_shim.h`` (one block at a time, 128 std::threads, barriers for
 ``__syncthreads`` and warp shuffles) and driven through raw float32 files. Forward
 outputs and saved chunk states are checked against a float64 NumPy loop, every
@@ -10,9 +10,7 @@ gradient against ``jax.vjp`` of the ``lax.scan`` reference. The same launch geom
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import jax
@@ -20,11 +18,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from tests.xla_ffi import emulation
 from xla_ffi.reference import selective_scan_scan
 
-REPO = Path(__file__).resolve().parents[2]
-EMU_DIR = Path(__file__).resolve().parent / "cuda_emulation"
-KERNEL_DIR = REPO / "xla_ffi" / "csrc"
 GRAD_NAMES = ("du", "ddelta", "dA", "dB", "dC", "dDskip", "dz", "ddelta_bias")
 INPUT_NAMES = ("u", "delta", "A", "Bm", "Cm", "Dskip", "z", "delta_bias")
 ROUNDED = ("u", "delta", "Bm", "Cm", "z", "dy")  # operands that are bfloat16 in a bf16 call
@@ -32,34 +28,15 @@ ROUNDED = ("u", "delta", "Bm", "Cm", "z", "dy")  # operands that are bfloat16 in
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
 
 
-def _build(out: Path, sanitize: bool) -> Path:
-    exe = out / ("emulate_asan" if sanitize else "emulate")
-    cmd = ["g++", "-std=c++20", "-O0" if sanitize else "-O1", "-pthread", "-Wall", "-Wextra", "-Werror",
-           "-Wno-unknown-pragmas", f"-I{EMU_DIR}", f"-I{KERNEL_DIR}", str(EMU_DIR / "emulate.cc"),
-           "-o", str(exe)]
-    if sanitize:
-        cmd[3:3] = ["-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
-    result = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    assert result.returncode == 0, f"building the kernel emulator failed:\n{result.stderr[-4000:]}"
-    return exe
-
-
 @pytest.fixture(scope="module")
 def emulator(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _build(tmp_path_factory.mktemp("cuda_emulation"), sanitize=False)
+    return emulation.build("emulate.cc", tmp_path_factory.mktemp("cuda_emulation"))
 
 
 def _run(exe: Path, mode: str, dtype: str, dims: tuple, flags: tuple, arrays: dict, outs: dict,
          tmp: Path, env: dict | None = None) -> dict:
-    work = tmp / mode
-    work.mkdir()
-    for name, value in arrays.items():
-        np.asarray(value, np.float32).tofile(work / f"{name}.bin")
-    args = [str(exe), mode, dtype, *map(str, dims), *(str(int(f)) for f in flags), str(work)]
-    result = subprocess.run(args, capture_output=True, text=True, timeout=300, check=False,
-                            env=None if env is None else os.environ | env)
-    assert result.returncode == 0, f"{' '.join(args)} failed:\n{result.stderr[-4000:]}"
-    return {k: np.fromfile(work / f"{k}.bin", np.float32).reshape(s) for k, s in outs.items()}
+    args = [exe, mode, dtype, *dims, *(int(f) for f in flags)]
+    return emulation.run(args, tmp / mode, arrays, outs, env)
 
 
 def _softplus(x: np.ndarray) -> np.ndarray:
@@ -174,7 +151,7 @@ def test_kernels_match_reference_with_layout_override(emulator: Path, tmp_path: 
 @pytest.mark.slow
 def test_kernels_clean_under_address_and_ub_sanitizers(tmp_path: Path) -> None:
     """Out-of-bounds shared/global accesses or undefined behaviour abort the emulator."""
-    exe = _build(tmp_path, sanitize=True)
+    exe = emulation.build("emulate.cc", tmp_path, sanitize=True)
     for i, case in enumerate([CASES[1], CASES[4]]):
         (tmp_path / str(i)).mkdir()
         _check(exe, tmp_path / str(i), case)

@@ -5,9 +5,9 @@
 //   delta' = softplus(delta + delta_bias) or delta + delta_bias
 //   h_t = exp(delta'_t * A) * h_{t-1} + delta'_t * Bm_t * u_t
 //   y_t = sum_n Cm_t[n] h_t[n] + Dskip * u_t;  out = y * silu(z) when has_z.
-// The kernels live in selective_scan_cuda_kernels.cuh; this file validates operands,
-// zeroes accumulated outputs, takes the backward workspace from the FFI scratch
-// allocator, launches on the FFI stream and checks the launch.
+// The kernels live in selective_scan_cuda_fwd.cuh and selective_scan_cuda_bwd.cuh; this file
+// validates operands, zeroes accumulated outputs, takes the backward workspace from the FFI
+// scratch allocator, launches on the FFI stream and checks the launch.
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -19,8 +19,10 @@
 #include <string>
 #include <type_traits>
 
+#include "cuda_ffi_util.h"
 #include "selective_scan_common.h"
-#include "selective_scan_cuda_kernels.cuh"
+#include "selective_scan_cuda_bwd.cuh"
+#include "selective_scan_cuda_fwd.cuh"
 #include "xla/ffi/api/ffi.h"
 
 namespace ffi = xla::ffi;
@@ -33,13 +35,9 @@ using namespace selective_scan_cuda;  // NOLINT(build/namespaces): this file is 
 // Host side: validation, dispatch, handlers
 // ---------------------------------------------------------------------------
 
-#define SS_RETURN_IF_ERROR(expr)     \
-  do {                               \
-    ffi::Error err_ = (expr);        \
-    if (err_.failure()) return err_; \
-  } while (0)
-
-using selective_scan::CheckOperand;
+using cuda_ffi_util::CudaError;
+using cuda_ffi_util::Memset;
+using namespace ffi_checks;  // NOLINT(build/namespaces): the handlers are written in its vocabulary
 
 // The operand checks shared with the CPU handler (selective_scan_common.h), plus the
 // CUDA kernel's own limit on the state size; fills the kernels' dims.
@@ -49,7 +47,7 @@ ffi::Error ValidateInputs(const char* where, const ffi::AnyBuffer& u, const ffi:
                           const ffi::AnyBuffer& delta_bias, bool softplus, bool has_z, int64_t chunk,
                           Dims* dims) {
   selective_scan::ScanDims sd;
-  SS_RETURN_IF_ERROR(selective_scan::CheckForwardOperands(where, u, delta, A, Bm, Cm, Dskip, z, delta_bias,
+  FFI_RETURN_IF_ERROR(selective_scan::CheckForwardOperands(where, u, delta, A, Bm, Cm, Dskip, z, delta_bias,
                                                           softplus, has_z, chunk, &sd));
   if (sd.state < 1 || sd.state > kMaxState) {
     return ffi::Error::InvalidArgument(std::string(where) + ": state size N=" + std::to_string(sd.state) +
@@ -58,20 +56,6 @@ ffi::Error ValidateInputs(const char* where, const ffi::AnyBuffer& u, const ffi:
   }
   *dims = Dims{sd.batch, sd.length, sd.channels, sd.state, sd.chunk, sd.nchunks};
   return ffi::Error::Success();
-}
-
-ffi::Error CudaError(const char* where, const char* what) {
-  const cudaError_t err = cudaGetLastError();
-  if (err == cudaSuccess) return ffi::Error::Success();
-  return ffi::Error::Internal(std::string(where) + ": " + what + " failed: " + cudaGetErrorString(err));
-}
-
-ffi::Error Memset(const char* where, const char* name, void* data, size_t bytes, cudaStream_t stream) {
-  if (bytes == 0) return ffi::Error::Success();
-  const cudaError_t err = cudaMemsetAsync(data, 0, bytes, stream);
-  if (err == cudaSuccess) return ffi::Error::Success();
-  return ffi::Error::Internal(std::string(where) + ": zeroing " + name + " failed: " +
-                              cudaGetErrorString(err));
 }
 
 // Tuning override of the states held per thread (both kernels), for measuring layouts on a
@@ -107,45 +91,44 @@ ffi::Error DispatchK(int per_lane, Fn&& fn) {
   }
 }
 
-template <typename T>
-const T* In(const ffi::AnyBuffer& buf) { return reinterpret_cast<const T*>(buf.untyped_data()); }
-
-template <typename T>
-T* Out(ffi::Result<ffi::AnyBuffer>& buf) { return reinterpret_cast<T*>(buf->untyped_data()); }
+// Launches kernel_for(K) (a kernel instantiated for the layout's K) on `blocks` blocks.
+template <typename Args, typename KernelFor>
+ffi::Error Launch(const char* where, const Args& args, int64_t blocks, size_t shared, cudaStream_t stream,
+                  KernelFor&& kernel_for) {
+  if (blocks > INT32_MAX) return ffi::Error::InvalidArgument(std::string(where) + ": problem too large");
+  return DispatchK(args.lay.per_lane, [&](auto k) {
+    kernel_for(k)<<<static_cast<unsigned>(blocks), kThreads, shared, stream>>>(args);
+    return CudaError(where, "kernel launch");
+  });
+}
 
 constexpr const char* kFwdName = "selective_scan_fwd (CUDA)";
 constexpr const char* kBwdName = "selective_scan_bwd (CUDA)";
+
+// The eight forward operands of a checked call as typed device pointers, with its size,
+// layout and flags.
+template <typename T>
+ScanOperands<T> Operands(const ffi::AnyBuffer& u, const ffi::AnyBuffer& delta, const ffi::AnyBuffer& A,
+                         const ffi::AnyBuffer& Bm, const ffi::AnyBuffer& Cm, const ffi::AnyBuffer& Dskip,
+                         const ffi::AnyBuffer& z, const ffi::AnyBuffer& delta_bias, const Dims& dims,
+                         const Layout& lay, bool softplus, bool has_z) {
+  return ScanOperands<T>{In<T>(u),    In<T>(delta), In<float>(A),         In<T>(Bm), In<T>(Cm),
+                         In<float>(Dskip), In<T>(z), In<float>(delta_bias), dims,      lay,
+                         softplus,         has_z};
+}
 
 template <typename T>
 ffi::Error LaunchFwd(cudaStream_t stream, const FwdArgs<T>& args) {
   const Dims& dims = args.dims;
   if (dims.length == 0) {  // no steps: the one saved chunk state is zeros
-    SS_RETURN_IF_ERROR(Memset(kFwdName, "chunk_states", args.chunk_states,
-                              sizeof(float) * dims.batch * dims.dim * dims.state, stream));
+    FFI_RETURN_IF_ERROR(Memset(kFwdName, "chunk_states", args.chunk_states,
+                               sizeof(float) * dims.batch * dims.dim * dims.state, stream));
   }
   const int64_t blocks = WorkItems(dims, args.lay);
   if (blocks == 0) return ffi::Error::Success();
-  if (blocks > INT32_MAX) return ffi::Error::InvalidArgument(std::string(kFwdName) + ": problem too large");
   const size_t shared = SharedBytes(args.lay, kFwdChannelArrays, kFwdStateArrays);
-  return DispatchK(args.lay.per_lane, [&](auto k) {
-    SelectiveScanFwdKernel<T, decltype(k)::value>
-        <<<static_cast<unsigned>(blocks), kThreads, shared, stream>>>(args);
-    return CudaError(kFwdName, "kernel launch");
-  });
-}
-
-template <typename T>
-ffi::Error FwdTyped(cudaStream_t stream, const ffi::AnyBuffer& u, const ffi::AnyBuffer& delta,
-                    const ffi::AnyBuffer& A, const ffi::AnyBuffer& Bm, const ffi::AnyBuffer& Cm,
-                    const ffi::AnyBuffer& Dskip, const ffi::AnyBuffer& z, const ffi::AnyBuffer& delta_bias,
-                    bool softplus, bool has_z, const Dims& dims, ffi::Result<ffi::AnyBuffer>& y,
-                    ffi::Result<ffi::AnyBuffer>& last_state, ffi::Result<ffi::AnyBuffer>& chunk_states) {
-  Layout lay;
-  SS_RETURN_IF_ERROR(ChooseLayout(kFwdName, dims, kFwdChannelBudget, kFwdStateBudget, &lay));
-  FwdArgs<T> args{In<T>(u), In<T>(delta), In<float>(A), In<T>(Bm), In<T>(Cm), In<float>(Dskip), In<T>(z),
-                  In<float>(delta_bias), Out<T>(y), Out<float>(last_state), Out<float>(chunk_states), dims,
-                  lay, softplus, has_z};
-  return LaunchFwd(stream, args);
+  return Launch(kFwdName, args, blocks, shared, stream,
+                [](auto k) { return &SelectiveScanFwdKernel<T, decltype(k)::value>; });
 }
 
 ffi::Error SelectiveScanFwdImpl(cudaStream_t stream, ffi::AnyBuffer u, ffi::AnyBuffer delta, ffi::AnyBuffer A,
@@ -154,44 +137,36 @@ ffi::Error SelectiveScanFwdImpl(cudaStream_t stream, ffi::AnyBuffer u, ffi::AnyB
                                 ffi::Result<ffi::AnyBuffer> y, ffi::Result<ffi::AnyBuffer> last_state,
                                 ffi::Result<ffi::AnyBuffer> chunk_states) {
   Dims dims;
-  SS_RETURN_IF_ERROR(
+  FFI_RETURN_IF_ERROR(
       ValidateInputs(kFwdName, u, delta, A, Bm, Cm, Dskip, z, delta_bias, softplus, has_z, chunk, &dims));
-  const ffi::DataType T = u.element_type();
-  SS_RETURN_IF_ERROR(CheckOperand(kFwdName, "y (output)", *y, T, {dims.batch, dims.length, dims.dim}));
-  SS_RETURN_IF_ERROR(CheckOperand(kFwdName, "last_state (output)", *last_state, ffi::DataType::F32,
-                            {dims.batch, dims.dim, dims.state}));
-  SS_RETURN_IF_ERROR(CheckOperand(kFwdName, "chunk_states (output)", *chunk_states, ffi::DataType::F32,
-                            {dims.batch, dims.nchunks, dims.dim, dims.state}));
-  if (T == ffi::DataType::F32) {
-    return FwdTyped<float>(stream, u, delta, A, Bm, Cm, Dskip, z, delta_bias, softplus, has_z, dims, y,
-                           last_state, chunk_states);
-  }
-  return FwdTyped<__nv_bfloat16>(stream, u, delta, A, Bm, Cm, Dskip, z, delta_bias, softplus, has_z, dims,
-                                 y, last_state, chunk_states);
+  const ffi::DataType t = u.element_type();
+  const ffi::DataType F32 = ffi::DataType::F32;
+  const ffi_checks::Expect expected[] = {
+      {"y (output)", *y, t, {dims.batch, dims.length, dims.dim}},
+      {"last_state (output)", *last_state, F32, {dims.batch, dims.dim, dims.state}},
+      {"chunk_states (output)", *chunk_states, F32, {dims.batch, dims.nchunks, dims.dim, dims.state}},
+  };
+  FFI_RETURN_IF_ERROR(ffi_checks::CheckAll(kFwdName, expected));
+  Layout lay;
+  FFI_RETURN_IF_ERROR(ChooseLayout(kFwdName, dims, kFwdChannelBudget, kFwdStateBudget, &lay));
+  return cuda_ffi_util::DispatchStorage(t, [&](auto tag) {
+    using T = decltype(tag);
+    const FwdArgs<T> args{Operands<T>(u, delta, A, Bm, Cm, Dskip, z, delta_bias, dims, lay, softplus, has_z),
+                          Out<T>(y), Out<float>(last_state), Out<float>(chunk_states)};
+    return LaunchFwd(stream, args);
+  });
 }
-
-// The backward outputs, in contract order.
-struct BwdOutputs {
-  ffi::Result<ffi::AnyBuffer>& du;
-  ffi::Result<ffi::AnyBuffer>& ddelta;
-  ffi::Result<ffi::AnyBuffer>& dA;
-  ffi::Result<ffi::AnyBuffer>& dB;
-  ffi::Result<ffi::AnyBuffer>& dC;
-  ffi::Result<ffi::AnyBuffer>& dDskip;
-  ffi::Result<ffi::AnyBuffer>& dz;
-  ffi::Result<ffi::AnyBuffer>& ddelta_bias;
-};
 
 template <typename T>
 ffi::Error LaunchBwd(cudaStream_t stream, ffi::ScratchAllocator& scratch, BwdArgs<T> args) {
   const Dims& dims = args.dims;
   // Accumulated outputs start at zero (stream-ordered, before the kernel).
-  SS_RETURN_IF_ERROR(Memset(kBwdName, "dA", args.dA, sizeof(float) * dims.dim * dims.state, stream));
+  FFI_RETURN_IF_ERROR(Memset(kBwdName, "dA", args.dA, sizeof(float) * dims.dim * dims.state, stream));
   const size_t bln_bytes = sizeof(float) * dims.batch * dims.length * dims.state;
-  SS_RETURN_IF_ERROR(Memset(kBwdName, "dB", args.dB, bln_bytes, stream));
-  SS_RETURN_IF_ERROR(Memset(kBwdName, "dC", args.dC, bln_bytes, stream));
-  SS_RETURN_IF_ERROR(Memset(kBwdName, "dDskip", args.dDskip, sizeof(float) * dims.dim, stream));
-  SS_RETURN_IF_ERROR(Memset(kBwdName, "ddelta_bias", args.ddelta_bias, sizeof(float) * dims.dim, stream));
+  FFI_RETURN_IF_ERROR(Memset(kBwdName, "dB", args.dB, bln_bytes, stream));
+  FFI_RETURN_IF_ERROR(Memset(kBwdName, "dC", args.dC, bln_bytes, stream));
+  FFI_RETURN_IF_ERROR(Memset(kBwdName, "dDskip", args.dDskip, sizeof(float) * dims.dim, stream));
+  FFI_RETURN_IF_ERROR(Memset(kBwdName, "ddelta_bias", args.ddelta_bias, sizeof(float) * dims.dim, stream));
   if (WorkItems(dims, args.lay) == 0 || dims.length == 0) return ffi::Error::Success();
   const BwdGrid grid = MakeBwdGrid(dims, args.lay);
   const size_t bytes = grid.slot_bytes * static_cast<size_t>(grid.blocks);
@@ -203,30 +178,9 @@ ffi::Error LaunchBwd(cudaStream_t stream, ffi::ScratchAllocator& scratch, BwdArg
   }
   args.history = static_cast<float*>(*history);
   args.hist_len = grid.hist_len;
-  const int64_t blocks = grid.blocks;
   const size_t shared = SharedBytes(args.lay, kBwdChannelArrays, kBwdStateArrays);
-  return DispatchK(args.lay.per_lane, [&](auto k) {
-    SelectiveScanBwdKernel<T, decltype(k)::value>
-        <<<static_cast<unsigned>(blocks), kThreads, shared, stream>>>(args);
-    return CudaError(kBwdName, "kernel launch");
-  });
-}
-
-template <typename T>
-ffi::Error BwdTyped(cudaStream_t stream, ffi::ScratchAllocator& scratch, const ffi::AnyBuffer& u,
-                    const ffi::AnyBuffer& delta, const ffi::AnyBuffer& A, const ffi::AnyBuffer& Bm,
-                    const ffi::AnyBuffer& Cm, const ffi::AnyBuffer& Dskip, const ffi::AnyBuffer& z,
-                    const ffi::AnyBuffer& delta_bias, const ffi::AnyBuffer& chunk_states,
-                    const ffi::AnyBuffer& dy, const ffi::AnyBuffer& dlast, bool softplus, bool has_z,
-                    const Dims& dims, BwdOutputs& out) {
-  Layout lay;
-  SS_RETURN_IF_ERROR(ChooseLayout(kBwdName, dims, kBwdChannelBudget, kBwdStateBudget, &lay));
-  BwdArgs<T> args{In<T>(u), In<T>(delta), In<float>(A), In<T>(Bm), In<T>(Cm), In<float>(Dskip), In<T>(z),
-                  In<float>(delta_bias), In<float>(chunk_states), In<T>(dy), In<float>(dlast),
-                  Out<T>(out.du), Out<T>(out.ddelta), Out<float>(out.dA), Out<float>(out.dB),
-                  Out<float>(out.dC), Out<float>(out.dDskip), Out<T>(out.dz), Out<float>(out.ddelta_bias),
-                  /*history=*/nullptr, /*hist_len=*/0, dims, lay, softplus, has_z};
-  return LaunchBwd(stream, scratch, args);
+  return Launch(kBwdName, args, grid.blocks, shared, stream,
+                [](auto k) { return &SelectiveScanBwdKernel<T, decltype(k)::value>; });
 }
 
 ffi::Error SelectiveScanBwdImpl(cudaStream_t stream, ffi::ScratchAllocator scratch, ffi::AnyBuffer u,
@@ -239,33 +193,39 @@ ffi::Error SelectiveScanBwdImpl(cudaStream_t stream, ffi::ScratchAllocator scrat
                                 ffi::Result<ffi::AnyBuffer> dDskip, ffi::Result<ffi::AnyBuffer> dz,
                                 ffi::Result<ffi::AnyBuffer> ddelta_bias) {
   Dims dims;
-  SS_RETURN_IF_ERROR(
+  FFI_RETURN_IF_ERROR(
       ValidateInputs(kBwdName, u, delta, A, Bm, Cm, Dskip, z, delta_bias, softplus, has_z, chunk, &dims));
-  const ffi::DataType T = u.element_type();
+  const ffi::DataType t = u.element_type();
   const ffi::DataType F32 = ffi::DataType::F32;
-  const int64_t Bsz = dims.batch, L = dims.length, D = dims.dim, N = dims.state;
-  SS_RETURN_IF_ERROR(CheckOperand(kBwdName, "chunk_states", chunk_states, F32, {Bsz, dims.nchunks, D, N}));
-  SS_RETURN_IF_ERROR(CheckOperand(kBwdName, "dy", dy, T, {Bsz, L, D}));
-  SS_RETURN_IF_ERROR(CheckOperand(kBwdName, "dlast", dlast, F32, {Bsz, D, N}));
-  SS_RETURN_IF_ERROR(CheckOperand(kBwdName, "du (output)", *du, T, {Bsz, L, D}));
-  SS_RETURN_IF_ERROR(CheckOperand(kBwdName, "ddelta (output)", *ddelta, T, {Bsz, L, D}));
-  SS_RETURN_IF_ERROR(CheckOperand(kBwdName, "dA (output)", *dA, F32, {D, N}));
-  SS_RETURN_IF_ERROR(CheckOperand(kBwdName, "dB (output)", *dB, F32, {Bsz, L, N}));
-  SS_RETURN_IF_ERROR(CheckOperand(kBwdName, "dC (output)", *dC, F32, {Bsz, L, N}));
-  SS_RETURN_IF_ERROR(CheckOperand(kBwdName, "dDskip (output)", *dDskip, F32, {D}));
-  SS_RETURN_IF_ERROR(CheckOperand(kBwdName, "ddelta_bias (output)", *ddelta_bias, F32, {D}));
+  const int64_t B = dims.batch, L = dims.length, D = dims.dim, N = dims.state;
+  const ffi_checks::Expect expected[] = {
+      {"chunk_states", chunk_states, F32, {B, dims.nchunks, D, N}},
+      {"dy", dy, t, {B, L, D}},
+      {"dlast", dlast, F32, {B, D, N}},
+      {"du (output)", *du, t, {B, L, D}},
+      {"ddelta (output)", *ddelta, t, {B, L, D}},
+      {"dA (output)", *dA, F32, {D, N}},
+      {"dB (output)", *dB, F32, {B, L, N}},
+      {"dC (output)", *dC, F32, {B, L, N}},
+      {"dDskip (output)", *dDskip, F32, {D}},
+      {"ddelta_bias (output)", *ddelta_bias, F32, {D}},
+  };
+  FFI_RETURN_IF_ERROR(ffi_checks::CheckAll(kBwdName, expected));
   if (has_z) {
-    SS_RETURN_IF_ERROR(CheckOperand(kBwdName, "dz (output)", *dz, T, {Bsz, L, D}));
+    FFI_RETURN_IF_ERROR(CheckOperand(kBwdName, "dz (output)", *dz, t, {B, L, D}));
   } else {
-    SS_RETURN_IF_ERROR(CheckOperand(kBwdName, "dz (output)", *dz, T, {0}));
+    FFI_RETURN_IF_ERROR(CheckOperand(kBwdName, "dz (output)", *dz, t, {0}));
   }
-  BwdOutputs out{du, ddelta, dA, dB, dC, dDskip, dz, ddelta_bias};
-  if (T == ffi::DataType::F32) {
-    return BwdTyped<float>(stream, scratch, u, delta, A, Bm, Cm, Dskip, z, delta_bias, chunk_states, dy,
-                           dlast, softplus, has_z, dims, out);
-  }
-  return BwdTyped<__nv_bfloat16>(stream, scratch, u, delta, A, Bm, Cm, Dskip, z, delta_bias, chunk_states, dy,
-                                 dlast, softplus, has_z, dims, out);
+  Layout lay;
+  FFI_RETURN_IF_ERROR(ChooseLayout(kBwdName, dims, kBwdChannelBudget, kBwdStateBudget, &lay));
+  return cuda_ffi_util::DispatchStorage(t, [&](auto tag) {
+    using T = decltype(tag);
+    const BwdArgs<T> args{Operands<T>(u, delta, A, Bm, Cm, Dskip, z, delta_bias, dims, lay, softplus, has_z),
+                          In<float>(chunk_states), In<T>(dy), In<float>(dlast), Out<T>(du), Out<T>(ddelta),
+                          Out<float>(dA), Out<float>(dB), Out<float>(dC), Out<float>(dDskip), Out<T>(dz),
+                          Out<float>(ddelta_bias), /*history=*/nullptr, /*hist_len=*/0};
+    return LaunchBwd(stream, scratch, args);
+  });
 }
 
 }  // namespace

@@ -14,6 +14,7 @@ import jax.numpy as jnp
 from flax import nnx
 
 import xla_ffi
+from exphil.models.backbones.conv import causal_conv, causal_conv_step
 from exphil.models.backbones.stack import Carry
 
 
@@ -59,11 +60,7 @@ class MambaMixer(nnx.Module):
 
     def __call__(self, x: jax.Array) -> jax.Array:
         xs, z = jnp.split(self.in_proj(x), 2, axis=-1)
-        t = x.shape[1]
-        padded = jnp.pad(xs, ((0, 0), (self.conv - 1, 0), (0, 0)))
-        kernel = self.conv_kernel[...]
-        xc = sum(padded[:, k:k + t] * kernel[k] for k in range(self.conv)) + self.conv_bias[...]
-        xc = jax.nn.silu(xc)
+        xc = jax.nn.silu(causal_conv(xs, self.conv_kernel[...], self.conv_bias[...]))
         delta, b, c = self._ssm_inputs(xc)
         y = xla_ffi.selective_scan(xc, delta, -jnp.exp(self.A_log[...]), b, c, self.D[...], z,
                                    self.dt_bias[...], delta_softplus=True, impl=self.scan_impl)
@@ -76,8 +73,8 @@ class MambaMixer(nnx.Module):
     def step(self, carry: Carry, x_t: jax.Array) -> tuple[Carry, jax.Array]:
         buffer, h = carry
         xs, z = jnp.split(self.in_proj(x_t), 2, axis=-1)
-        window = jnp.concatenate([buffer, xs[:, None].astype(buffer.dtype)], axis=1)  # [B, conv, inner]
-        xc = jax.nn.silu(jnp.einsum("bki,ki->bi", window, self.conv_kernel[...]) + self.conv_bias[...])
+        buffer, xc = causal_conv_step(buffer, xs, self.conv_kernel[...], self.conv_bias[...])
+        xc = jax.nn.silu(xc)
         delta, b, c = self._ssm_inputs(xc)
         dt = _softplus(delta.astype(jnp.float32) + self.dt_bias[...])  # [B, inner]
         xf = xc.astype(jnp.float32)
@@ -85,4 +82,4 @@ class MambaMixer(nnx.Module):
         h = decay * h + (dt * xf)[..., None] * b.astype(jnp.float32)[:, None, :]
         y = jnp.einsum("bin,bn->bi", h, c.astype(jnp.float32)) + self.D[...] * xf
         y = (y * jax.nn.silu(z.astype(jnp.float32))).astype(x_t.dtype)
-        return (window[:, 1:], h), self.out_proj(y)
+        return (buffer, h), self.out_proj(y)

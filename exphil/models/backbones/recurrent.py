@@ -4,6 +4,10 @@ The input projection is computed inside the scan body, per step, not once for al
 before the scan: the latter's backward materialises and transposes ``[T, B, 3H]``, which costs
 more on CPU than the one large matmul saves.
 
+The GRU can instead run the fused recurrence ``xla_ffi.gru_recurrence`` (``impl`` "ffi" or
+"auto"; "scan", the default, keeps the scan above): the input projection of every frame is
+then one matmul outside the recurrence, and a step is the fused kernel over one frame.
+
 A layer can fold the policy's embedding into its input map (``embedding``): the embedding, its
 projection and the layer's input projection multiply out once per call
 (:meth:`exphil.models.embedding.Embedding.folded`), and the layer's input is the raw
@@ -19,8 +23,10 @@ import jax
 import jax.numpy as jnp
 from flax import nnx
 
+import xla_ffi
 from exphil.models.backbones.stack import Carry, time_major_scan
 from exphil.models.embedding import Embedding, LinearMap
+from xla_ffi.gru_reference import gru_cell
 
 Frames = jax.Array | tuple[jax.Array, jax.Array]
 """A layer's input: features ``[..., F]``, or raw ``(numeric, categorical)`` frames with ``embedding``."""
@@ -37,6 +43,7 @@ class _Recurrent(nnx.Module):
 
     gates: int
     folds_embedding = True  # ``__call__`` / ``step`` accept ``embedding`` (see the module docstring)
+    impl = "scan"  # the recurrence: this module's scan (GRU: or the fused op, see the module docstring)
 
     def __init__(self, in_dim: int, hidden: int, *, rngs: nnx.Rngs):
         self.hidden = hidden
@@ -66,8 +73,18 @@ class _Recurrent(nnx.Module):
         kernel, bias = self.recurrent_kernel[...], self.recurrent_bias[...]
         return lambda carry, x_t: self._cell_fn(carry, gate_inputs(x_t), kernel, bias)
 
+    def _gate_inputs(self, x: Frames, embedding: Embedding | LinearMap | None) -> jax.Array:
+        """The input map applied to every frame: ``[B, T, gates * H]``."""
+        if embedding is None:
+            return x @ self.input_proj.kernel[...] + self.input_proj.bias[...]
+        folded = embedding if isinstance(embedding, LinearMap) else self.input_map(embedding)
+        return folded(*x)
+
     def __call__(self, x: Frames, embedding: Embedding | LinearMap | None = None) -> jax.Array:
         """``[B, T, F] -> [B, T, H]``; with ``embedding``, ``x`` holds raw frames, embedded first."""
+        if self.impl != "scan":
+            return xla_ffi.gru_recurrence(self._gate_inputs(x, embedding), self.recurrent_kernel[...],
+                                          self.recurrent_bias[...], impl=self.impl)
         first = jax.tree.leaves(x)[0]
         carry = jax.tree.map(lambda c: c.astype(first.dtype), self.init_carry(first.shape[0]))
         _, ys = time_major_scan(self._bound_cell(embedding), carry, x)
@@ -75,26 +92,31 @@ class _Recurrent(nnx.Module):
 
     def step(self, carry: Carry, x_t: Frames,
              embedding: Embedding | LinearMap | None = None) -> tuple[Carry, jax.Array]:
+        if self.impl != "scan":
+            gx = jax.tree.map(lambda a: a[:, None], x_t)  # one frame as a length-1 sequence
+            _, h = xla_ffi.gru_recurrence(self._gate_inputs(gx, embedding), self.recurrent_kernel[...],
+                                          self.recurrent_bias[...], carry, return_last_state=True,
+                                          impl=self.impl)
+            return h.astype(carry.dtype), h.astype(carry.dtype)
         return self._bound_cell(embedding)(carry, x_t)
 
 
 class GRU(_Recurrent):
-    """GRU (reset gate applied to the recurrent candidate term, as in cuDNN and flax)."""
+    """GRU (reset gate applied to the recurrent candidate term, as in cuDNN and flax); ``impl``
+    "scan", "ffi" or "auto" (see the module docstring)."""
 
     gates = 3
+
+    def __init__(self, in_dim: int, hidden: int, *, impl: str = "scan", rngs: nnx.Rngs):
+        super().__init__(in_dim, hidden, rngs=rngs)
+        self.impl = impl
 
     def init_carry(self, batch_size: int) -> Carry:
         return jnp.zeros((batch_size, self.hidden))
 
     @staticmethod
     def _cell_fn(h, gx, kernel, bias):
-        gh = h @ kernel + bias
-        xr, xz, xn = jnp.split(gx, 3, axis=-1)
-        hr, hz, hn = jnp.split(gh, 3, axis=-1)
-        r = jax.nn.sigmoid(xr + hr)
-        z = jax.nn.sigmoid(xz + hz)
-        n = jnp.tanh(xn + r * hn)
-        h = (1.0 - z) * n + z * h
+        h = gru_cell(h, gx, kernel, bias)
         return h, h
 
 

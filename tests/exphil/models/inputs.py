@@ -16,12 +16,13 @@ BATCH, TIME = 2, 7
 
 TINY = PolicyConfig(hidden=16, num_layers=1, categorical_embed_dim=4, frame_stack=3, num_heads=2,
                     attention_window=3, ffn_ratio=2, mamba_state=4, head_hidden=8, scan_impl="scan",
-                    jamba_pattern=("mamba", "attention"))
+                    jamba_pattern=("mamba", "attention"), delta_impl="scan", h3_state=4, h3_shift=3)
 """Small enough to be fast; TIME > attention_window and > frame_stack so windows slide."""
 
 
-STACKED = ("gru", "jamba")
-"""Archs tested with two layers (layer stacking and jamba's interleaving); one elsewhere for speed."""
+STACKED = ("gru", "jamba", "zamba")
+"""Archs tested with two layers (layer stacking, jamba's interleaving, zamba's shared block); one
+elsewhere for speed."""
 
 
 def tiny(arch: str, **changes) -> PolicyConfig:

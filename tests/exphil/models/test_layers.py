@@ -85,3 +85,29 @@ def test_mamba_ffi_equals_scan_in_values_and_gradients():
     out_scan, grads_scan = loss_and_grads("scan")
     jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5), out_ffi, out_scan)
     jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-5), grads_ffi, grads_scan)
+
+
+@pytest.mark.skipif(not xla_ffi.available("cpu", kernel="gru"), reason="the native GRU library is not built "
+                    "(build it as BUILD.md says); impl=ffi cannot run")
+def test_gru_fused_recurrence_equals_scan_in_values_steps_and_gradients():
+    """The GRU on xla_ffi.gru_recurrence: the same outputs, steps and parameter gradients as its scan."""
+    x = jax.random.normal(jax.random.key(1), (3, 6, 5))
+
+    def run(impl):
+        layer = GRU(5, 8, impl=impl, rngs=nnx.Rngs(0))
+
+        def loss(m):
+            out = m(x)
+            return jnp.sum(jnp.sin(out)), out
+        (_, out), grads = nnx.jit(nnx.value_and_grad(loss, has_aux=True))(layer)
+        carry, steps = layer.init_carry(3), []
+        for t in range(x.shape[1]):
+            carry, y = layer.step(carry, x[:, t])
+            steps.append(y)
+        return out, jnp.stack(steps, 1), nnx.state(grads, nnx.Param)
+
+    out_ffi, steps_ffi, grads_ffi = run("ffi")
+    out_scan, _, grads_scan = run("scan")
+    np.testing.assert_allclose(out_ffi, out_scan, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(steps_ffi, out_scan, rtol=1e-5, atol=1e-6)
+    jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6), grads_ffi, grads_scan)

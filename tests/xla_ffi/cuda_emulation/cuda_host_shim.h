@@ -1,4 +1,4 @@
-// Host stand-ins for the CUDA built-ins used by selective_scan_cuda_kernels.cuh.
+// Host stand-ins for the CUDA built-ins used by the kernels in xla_ffi/csrc/*_cuda_*.cuh.
 //
 // One thread block runs at a time as kThreads std::threads; __syncthreads is a barrier
 // across them, a warp shuffle is a write-barrier-read-barrier exchange through a shared
@@ -17,6 +17,7 @@
 
 #define __global__
 #define __device__
+#define __host__
 #define __forceinline__ inline
 #define __shared__
 #define __launch_bounds__(n)

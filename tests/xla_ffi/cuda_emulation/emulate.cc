@@ -17,16 +17,10 @@
 #include <vector>
 
 #include "cuda_host_shim.h"
-#include "selective_scan_cuda_kernels.cuh"
+#include "emulation_io.h"
+#include "selective_scan_cuda_bwd.cuh"
+#include "selective_scan_cuda_fwd.cuh"
 
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/asan_interface.h>
-#define EMU_POISON(addr, size) ASAN_POISON_MEMORY_REGION(addr, size)
-#define EMU_UNPOISON(addr, size) ASAN_UNPOISON_MEMORY_REGION(addr, size)
-#else
-#define EMU_POISON(addr, size) ((void)(addr), (void)(size))
-#define EMU_UNPOISON(addr, size) ((void)(addr), (void)(size))
-#endif
 
 namespace selective_scan_cuda {
 constexpr size_t kSmemFloats = 1 << 15;
@@ -36,80 +30,7 @@ alignas(64) float smem[kSmemFloats];
 namespace {
 
 using namespace selective_scan_cuda;
-
-std::string g_dir;
-
-std::vector<float> Read(const std::string& name, size_t count) {
-  std::vector<float> v(count);
-  std::ifstream f(g_dir + "/" + name + ".bin", std::ios::binary);
-  f.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(count * sizeof(float)));
-  if (static_cast<size_t>(f.gcount()) != count * sizeof(float)) {
-    std::fprintf(stderr, "emulate: %s.bin: expected %zu floats\n", name.c_str(), count);
-    std::exit(2);
-  }
-  return v;
-}
-
-void Write(const std::string& name, const std::vector<float>& v) {
-  std::ofstream f(g_dir + "/" + name + ".bin", std::ios::binary);
-  f.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(float)));
-}
-
-template <typename T>
-T Cast(float v);
-template <>
-float Cast<float>(float v) { return v; }
-template <>
-__nv_bfloat16 Cast<__nv_bfloat16>(float v) { return __float2bfloat16(v); }
-
-float Back(float v) { return v; }
-float Back(__nv_bfloat16 v) { return __bfloat162float(v); }
-
-template <typename T>
-std::vector<T> ReadAs(const std::string& name, size_t count) {
-  std::vector<float> f = Read(name, count);
-  std::vector<T> out(count);
-  for (size_t i = 0; i < count; ++i) out[i] = Cast<T>(f[i]);
-  return out;
-}
-
-template <typename T>
-void WriteFrom(const std::string& name, const std::vector<T>& v) {
-  std::vector<float> f(v.size());
-  for (size_t i = 0; i < v.size(); ++i) f[i] = Back(v[i]);
-  Write(name, f);
-}
-
-template <typename T>
-std::vector<T> NaNs(size_t count) {
-  return std::vector<T>(count, Cast<T>(std::numeric_limits<float>::quiet_NaN()));
-}
-
-// Runs `kernel` on every block of the grid, one block at a time, kThreads threads each.
-template <typename Kernel>
-void RunGrid(int64_t blocks, size_t shared_bytes, Kernel kernel) {
-  if (shared_bytes > sizeof(smem)) {
-    std::fprintf(stderr, "emulate: %zu bytes of shared memory requested\n", shared_bytes);
-    std::exit(3);
-  }
-  EMU_POISON(reinterpret_cast<char*>(smem) + shared_bytes, sizeof(smem) - shared_bytes);
-  std::barrier<> barrier(kThreads);
-  emu_barrier = &barrier;
-  gridDim.x = static_cast<unsigned>(blocks);
-  blockDim.x = kThreads;
-  for (int64_t b = 0; b < blocks; ++b) {
-    blockIdx.x = static_cast<unsigned>(b);
-    std::vector<std::thread> threads;
-    for (int t = 0; t < kThreads; ++t) {
-      threads.emplace_back([t, &kernel] {
-        threadIdx.x = static_cast<unsigned>(t);
-        kernel();
-      });
-    }
-    for (auto& th : threads) th.join();
-  }
-  EMU_UNPOISON(smem, sizeof(smem));
-}
+using namespace emu;
 
 template <typename Fn>
 void DispatchK(int per_lane, Fn&& fn) {
@@ -153,12 +74,13 @@ void Forward(const Inputs& in) {
   auto last = NaNs<float>(d.batch * d.dim * d.state);
   auto chunks = NaNs<float>(d.batch * d.nchunks * d.dim * d.state);
   if (d.length == 0) std::fill(chunks.begin(), chunks.end(), 0.f);  // the handler's memset
-  FwdArgs<T> args{u.data(), delta.data(), A.data(), Bm.data(), Cm.data(), Dskip.data(), z.data(),
-                  bias.data(), y.data(), last.data(), chunks.data(), d,
-                  MakeLayout(d.state, kFwdChannelBudget, kFwdStateBudget, PerLaneOverride(d)), in.softplus, in.has_z};
+  const Layout lay = MakeLayout(d.state, kFwdChannelBudget, kFwdStateBudget, PerLaneOverride(d));
+  FwdArgs<T> args{{u.data(), delta.data(), A.data(), Bm.data(), Cm.data(), Dskip.data(), z.data(), bias.data(), d,
+                   lay, in.softplus, in.has_z},
+                  y.data(), last.data(), chunks.data()};
   DispatchK(args.lay.per_lane, [&](auto k) {
-    RunGrid(WorkItems(d, args.lay), SharedBytes(args.lay, kFwdChannelArrays, kFwdStateArrays),
-            [&args] { SelectiveScanFwdKernel<T, decltype(k)::value>(args); });
+    RunGrid(WorkItems(d, args.lay), 1, kThreads, SharedBytes(args.lay, kFwdChannelArrays, kFwdStateArrays), smem,
+            sizeof(smem), [&args] { SelectiveScanFwdKernel<T, decltype(k)::value>(args); });
   });
   WriteFrom("y", y);
   Write("last_state", last);
@@ -177,10 +99,11 @@ void Backward(const Inputs& in) {
   auto dlast = Read("dlast", d.batch * d.dim * d.state);
   auto du = NaNs<T>(bld), ddelta = NaNs<T>(bld), dz = NaNs<T>(zsize);
   std::vector<float> dA(d.dim * d.state, 0.f), dB(bln, 0.f), dC(bln, 0.f), dD(d.dim, 0.f), dbias(d.dim, 0.f);
-  BwdArgs<T> args{u.data(), delta.data(), A.data(), Bm.data(), Cm.data(), Dskip.data(), z.data(),
-                  bias.data(), chunks.data(), dy.data(), dlast.data(), du.data(), ddelta.data(), dA.data(),
-                  dB.data(), dC.data(), dD.data(), dz.data(), dbias.data(), nullptr, 0, d,
-                  MakeLayout(d.state, kBwdChannelBudget, kBwdStateBudget, PerLaneOverride(d)), in.softplus, in.has_z};
+  const Layout lay = MakeLayout(d.state, kBwdChannelBudget, kBwdStateBudget, PerLaneOverride(d));
+  BwdArgs<T> args{{u.data(), delta.data(), A.data(), Bm.data(), Cm.data(), Dskip.data(), z.data(), bias.data(), d,
+                   lay, in.softplus, in.has_z},
+                  chunks.data(), dy.data(), dlast.data(), du.data(), ddelta.data(), dA.data(),
+                  dB.data(), dC.data(), dD.data(), dz.data(), dbias.data(), nullptr, 0};
   if (WorkItems(d, args.lay) > 0 && d.length > 0) {
     const BwdGrid grid = MakeBwdGrid(d, args.lay);
     std::vector<float> history(grid.slot_bytes / sizeof(float) * grid.blocks,
@@ -188,8 +111,8 @@ void Backward(const Inputs& in) {
     args.history = history.data();
     args.hist_len = grid.hist_len;
     DispatchK(args.lay.per_lane, [&](auto k) {
-      RunGrid(grid.blocks, SharedBytes(args.lay, kBwdChannelArrays, kBwdStateArrays),
-              [&args] { SelectiveScanBwdKernel<T, decltype(k)::value>(args); });
+      RunGrid(grid.blocks, 1, kThreads, SharedBytes(args.lay, kBwdChannelArrays, kBwdStateArrays), smem,
+              sizeof(smem), [&args] { SelectiveScanBwdKernel<T, decltype(k)::value>(args); });
     });
   }
   WriteFrom("du", du);
@@ -219,7 +142,7 @@ int main(int argc, char** argv) {
   in.dims.nchunks = std::max<int64_t>(1, (in.dims.length + in.dims.chunk - 1) / in.dims.chunk);
   in.softplus = std::atoi(argv[8]) != 0;
   in.has_z = std::atoi(argv[9]) != 0;
-  g_dir = argv[10];
+  emu::g_dir = argv[10];
   const bool bf16 = dtype == "bf16";
   if (mode == "fwd") {
     bf16 ? Forward<__nv_bfloat16>(in) : Forward<float>(in);

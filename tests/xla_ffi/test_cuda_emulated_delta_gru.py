@@ -1,0 +1,160 @@
+"""The CUDA delta-rule and GRU kernels run on the host through the shim of the CUDA built-ins.
+
+``delta_rule_cuda_{fwd,bwd}.cuh`` and ``gru_cuda_{fwd,bwd}.cuh`` are compiled with g++ against
+``cuda_emulation/cuda_host_shim.h`` (see test_cuda_kernels_emulated.py) with the launch
+geometry, scratch and per-step launch order of the handlers, and checked against float64
+NumPy loops (values, saved chunk states) and ``jax.vjp`` of the pure-JAX references (every
+gradient; for the GRU, dW and db from the returned dgh as the Python wrapper forms them).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from tests.xla_ffi import emulation
+from tests.xla_ffi.numpy_references import numpy_delta_rule, numpy_gru
+from xla_ffi.delta_rule_reference import delta_rule_scan, random_delta_inputs
+from xla_ffi.gru_reference import gru_recurrence_scan, random_gru_inputs
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not installed")
+
+
+@pytest.fixture(scope="module")
+def emulator(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return emulation.build("emulate_kernels.cc", tmp_path_factory.mktemp("cuda_emulation"))
+
+
+def _rounded(x: dict, names: tuple[str, ...], dtype: str) -> dict:
+    """float32 copies of ``x``; the ``names`` rounded to bfloat16 first for a bf16 call."""
+    out = {k: np.asarray(v, np.float32) for k, v in x.items() if v is not None}
+    if dtype == "bf16":
+        for k in names:
+            out[k] = np.asarray(jnp.asarray(out[k]).astype(jnp.bfloat16).astype(jnp.float32))
+    return out
+
+
+def _scale_err(got: np.ndarray, want: np.ndarray) -> float:
+    return float(np.max(np.abs(got - np.asarray(want))) / (1.0 + np.max(np.abs(np.asarray(want)))))
+
+
+DELTA_CASES = [  # batch, length, heads, d_k, d_v, chunk, dtype
+    (1, 7, 2, 3, 5, 4, "f32"),  # 8 threads a column, one row each
+    (2, 20, 1, 16, 12, 8, "f32"),  # partial tiles, columns past d_v
+    (1, 9, 1, 64, 64, 4, "f32"),  # 32 rows a thread
+    (2, 20, 1, 16, 12, 8, "bf16"),
+]
+
+
+@pytest.mark.parametrize("case", DELTA_CASES, ids=lambda c: "x".join(map(str, c[:6])) + "-" + c[6])
+def test_delta_rule_kernels_match_references(emulator: Path, tmp_path: Path, case: tuple) -> None:
+    batch, length, heads, dk, dv, chunk, dtype = case
+    rng = np.random.default_rng(sum(case[:6]))
+    x = _rounded(
+        random_delta_inputs(sum(case[:6]), (batch, length, heads, dk, dv)), ("q", "k", "v", "beta"), dtype
+    )
+    x["h0"] = x.pop("initial_state")
+    nchunks = -(-length // chunk)
+    dims = [batch, length, heads, dk, dv, chunk]
+    rows, state = (batch, length, heads), (batch, heads, dk, dv)
+    fwd = emulation.run(
+        [emulator, "delta", "fwd", dtype, *dims],
+        tmp_path / "fwd",
+        x,
+        {"o": (*rows, dv), "last": state, "chunk_states": (batch, nchunks, heads, dk, dv)},
+    )
+    o_ref, last_ref = numpy_delta_rule(x["q"], x["k"], x["v"], x["beta"], x["h0"])
+    assert _scale_err(fwd["o"], o_ref) < (2e-2 if dtype == "bf16" else 2e-5)
+    assert _scale_err(fwd["last"], last_ref) < 2e-5
+    for c in range(nchunks):
+        t0 = c * chunk
+        want = (
+            x["h0"]
+            if t0 == 0
+            else numpy_delta_rule(*(x[k][:, :t0] for k in ("q", "k", "v", "beta")), x["h0"])[1]
+        )
+        assert _scale_err(fwd["chunk_states"][:, c], want) < 2e-5, c
+
+    dout, dlast = rng.standard_normal((*rows, dv)), rng.standard_normal(state)
+    if dtype == "bf16":
+        dout = np.asarray(jnp.asarray(dout, jnp.bfloat16).astype(jnp.float32))
+    names = ("q", "k", "v", "beta", "h0")
+    bwd_in = {k: x[k] for k in names[:4]} | {
+        "chunk_states": fwd["chunk_states"],
+        "dout": dout,
+        "dlast": dlast,
+    }
+    shapes = {"dq": (*rows, dk), "dk": (*rows, dk), "dv": (*rows, dv), "dbeta": rows, "dh0": state}
+    got = emulation.run([emulator, "delta", "bwd", dtype, *dims], tmp_path / "bwd", bwd_in, shapes)
+    _, vjp = jax.vjp(delta_rule_scan, *(jnp.asarray(x[k]) for k in names))
+    want = vjp((jnp.asarray(dout, jnp.float32), jnp.asarray(dlast, jnp.float32)))
+    tol = 2e-2 if dtype == "bf16" else 1e-4
+    for name, w in zip(("dq", "dk", "dv", "dbeta", "dh0"), want, strict=True):
+        assert _scale_err(got[name], w) < tol, name
+
+
+GRU_CASES = [
+    (3, 5, 12, "f32"),
+    (9, 4, 40, "f32"),
+    (1, 1, 8, "f32"),
+    (9, 4, 40, "bf16"),
+]  # batch, length, hidden
+
+
+@pytest.mark.parametrize("case", GRU_CASES, ids=lambda c: "x".join(map(str, c[:3])) + "-" + c[3])
+def test_gru_kernels_match_references(emulator: Path, tmp_path: Path, case: tuple) -> None:
+    batch, length, hidden, dtype = case
+    rng = np.random.default_rng(batch * 100 + hidden)
+    x = _rounded(random_gru_inputs(length, (batch, length, hidden)), ("gx",), dtype)
+    dims = [batch, length, hidden]
+    fwd = emulation.run(
+        [emulator, "gru", "fwd", dtype, *dims],
+        tmp_path / "fwd",
+        x,
+        {"y": (batch, length, hidden), "last": (batch, hidden), "gates": (batch, length, 4 * hidden)},
+    )
+    y_ref, last_ref = numpy_gru(x["gx"], x["W"], x["b"], x["h0"])
+    assert _scale_err(fwd["y"], y_ref) < (1e-2 if dtype == "bf16" else 2e-6)
+    assert _scale_err(fwd["last"], last_ref) < 2e-6
+
+    dy, dlast = rng.standard_normal((batch, length, hidden)), rng.standard_normal((batch, hidden))
+    if dtype == "bf16":
+        dy = np.asarray(jnp.asarray(dy, jnp.bfloat16).astype(jnp.float32))
+    bwd_in = {
+        "Wt": x["W"].T.copy(),
+        "h0": x["h0"],
+        "y": fwd["y"],
+        "gates": fwd["gates"],
+        "dy": dy,
+        "dlast": dlast,
+    }
+    got = emulation.run(
+        [emulator, "gru", "bwd", dtype, *dims],
+        tmp_path / "bwd",
+        bwd_in,
+        {"dgx": (batch, length, 3 * hidden), "dgh": (batch, length, 3 * hidden), "dh0": (batch, hidden)},
+    )
+    _, vjp = jax.vjp(gru_recurrence_scan, *(jnp.asarray(x[k]) for k in ("gx", "W", "b", "h0")))
+    dgx, dW, db, dh0 = vjp((jnp.asarray(dy, jnp.float32), jnp.asarray(dlast, jnp.float32)))
+    h_prev = np.concatenate([x["h0"][:, None], fwd["y"][:, :-1]], axis=1)
+    tol = 2e-2 if dtype == "bf16" else 1e-5
+    assert _scale_err(got["dgx"], dgx) < tol
+    assert _scale_err(got["dh0"], dh0) < tol
+    assert _scale_err(np.einsum("blh,blg->hg", h_prev, got["dgh"]), dW) < tol
+    assert _scale_err(got["dgh"].sum(axis=(0, 1)), db) < tol
+
+
+@pytest.mark.slow
+def test_kernels_clean_under_address_and_ub_sanitizers(tmp_path: Path) -> None:
+    """Out-of-bounds shared/global accesses or undefined behaviour abort the emulator."""
+    exe = emulation.build("emulate_kernels.cc", tmp_path, sanitize=True)
+    for i, case in enumerate([DELTA_CASES[1]]):
+        (tmp_path / f"d{i}").mkdir()
+        test_delta_rule_kernels_match_references(exe, tmp_path / f"d{i}", case)
+    (tmp_path / "g").mkdir()
+    test_gru_kernels_match_references(exe, tmp_path / "g", GRU_CASES[1])
