@@ -32,8 +32,7 @@ import numpy as np
 from flax import nnx
 from matplotlib.figure import Figure
 
-from experiments.launcher import launch
-from experiments.train_exphil import quiet_orbax
+from experiments.launcher import launch, quiet_orbax
 from exphil.data.paths import default_replay_dir
 from exphil.data.spec import BUTTONS, EmbeddingSpec
 from exphil.data.windows import make_windows
