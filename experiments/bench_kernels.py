@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 from tqdm import tqdm
 
-from experiments.bench_selective_scan import nbytes, parse_shapes, time_calls
+from experiments.bench_selective_scan import median_ms, nbytes, parse_shapes
 from experiments.env_report import environment
 from experiments.launcher import launch
 
@@ -134,7 +134,7 @@ def measure_group(
     for _ in range(cfg.rounds if timed else 0):
         for exe, row, _ in compiled.values():
             row["round_ms"].append(
-                time_calls(lambda exe=exe: exe(inputs), cfg.warmup, cfg.repeats, cfg.min_seconds)
+                median_ms(lambda exe=exe: exe(inputs), cfg.warmup, cfg.repeats, cfg.min_seconds)
             )
     for _, row, moved in compiled.values():
         if row["round_ms"]:
