@@ -23,6 +23,8 @@ SLOW: dict[str, str] = {
                       "and evaluation: ~100 s alone, ~165 s beside the rest of the default run",
     "closed_loop.ipynb": "trains a small policy; compiles the simulator's replay, teacher and policy play",
     "exposure_bias.ipynb": "trains five small policies with the remedies and two DAgger rounds, plays each",
+    "train_and_inspect.ipynb": "builds a dataset and trains a small policy: ~50 s beside the default run",
+    "lost_cities.ipynb": "compiles the batched engine, bots and an evaluation: ~30 s beside the default run",
     "kernels.ipynb": "compiles and times every impl of three kernels, forward and backward (the autotune "
                      "warmup and a small benchmark): minutes on a 2-core CPU",
 }

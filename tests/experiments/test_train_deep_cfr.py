@@ -70,6 +70,7 @@ def test_deep_cfr_resume_cannot_resize_the_sdcfr_snapshot_ring(tmp_path):
         launcher.train_resumable(train_deep_cfr, cfg, fv)
 
 
+@pytest.mark.slow  # a launcher subprocess that trains and checkpoints: ~35 s
 def test_train_deep_cfr_hides_orbax_info_lines(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO), "JAX_PLATFORMS": "cpu"}
     run = tmp_path / "run"

@@ -3,6 +3,7 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from lostcities.deep_cfr.config import DeepCFRConfig, resolve
 from lostcities.deep_cfr.solver import make_solver
@@ -22,6 +23,7 @@ def _host(state):
     return jax.tree.map(np.array, state)  # copies: the traversal donates its state
 
 
+@pytest.mark.slow  # two traversals and a rerun: ~35 s
 def test_an_overflowed_fitted_pool_stores_nothing_and_the_rerun_matches_full_pools():
     solver = _solver()
     spec, n = solver.traversal, 2048

@@ -201,6 +201,7 @@ def leduc_setup():
     return game, TraversalSpec(game, net, width=12), params
 
 
+@pytest.mark.slow  # compiles the traversal at three pool sizes: ~60 s
 @pytest.mark.parametrize("player", [0, 1])
 def test_rows_do_not_depend_on_the_pool_sizes(player):
     """Pools fitted to a call's occupancy (tight and with the default margin) give the full pools'
@@ -228,6 +229,7 @@ def test_rows_do_not_depend_on_the_pool_sizes(player):
                                            rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.slow  # compiles two Lost Cities traversals: ~60 s
 def test_a_pool_smaller_than_a_depth_needs_is_reported_as_overflow():
     """256 Leduc traversals fill more than one 1,024-slot chunk at their widest depths."""
     _, spec, params = leduc_setup()
