@@ -46,14 +46,17 @@ def _unflatten(flat: dict[str, np.ndarray]) -> dict[str, Any]:
 
 def export_agent(run_dir: str | Path, out: str | Path = PRETRAINED_DIR, figures: dict | None = None) -> Path:
     """Write run ``run_dir``'s agent to ``out``: its net (``params.npz``, ``net.json``), ``config.json``,
-    ``figures.json`` (``figures``, if given) and the run's plots."""
+    ``metrics.jsonl``, ``figures.json`` (``figures``, if given) and the run's plots."""
     run_dir, out = Path(run_dir), Path(out)
     agent = load_agent(run_dir)
     out.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(out / "params.npz", **_flatten(jax.device_get(agent.params)))
     spec = {"in_size": agent.net.in_size, "out_size": agent.net.out_size, "hidden": list(agent.net.hidden)}
     (out / "net.json").write_text(json.dumps(spec, indent=1) + "\n")
-    shutil.copy(run_dir / "config.json", out / "config.json")
+    config = json.loads((run_dir / "config.json").read_text())
+    config.update(run_dir="", resume="")  # the training machine's paths mean nothing after install
+    (out / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+    shutil.copy(run_dir / "metrics.jsonl", out / "metrics.jsonl")  # the diagnostics at every evaluation
     if figures is not None:
         (out / "figures.json").write_text(json.dumps(figures, indent=1) + "\n")
     for png in sorted((run_dir / "plots").glob("*.png")):
