@@ -25,7 +25,7 @@ SLOW: dict[str, str] = {
     "exposure_bias.ipynb": "trains five small policies with the remedies and two DAgger rounds, plays each",
     "train_and_inspect.ipynb": "builds a dataset and trains a small policy: ~50 s beside the default run",
     "lost_cities.ipynb": "compiles the batched engine, bots and an evaluation: ~30 s beside the default run",
-    "lost_cities_agent.ipynb": "a five-player ladder on the classic game and a rendered game: minutes on 2 cores",
+    "lost_cities_agent.ipynb": "a five-player ladder on the classic game, then one game rendered",
     "kernels.ipynb": "compiles and times every impl of three kernels, forward and backward (the autotune "
                      "warmup and a small benchmark): minutes on a 2-core CPU",
 }
