@@ -24,7 +24,6 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.scipy.linalg import solve_triangular
 
 __all__ = ["delta_rule_chunked", "delta_rule_scan", "l2_normalize", "random_delta_inputs"]
 
@@ -68,6 +67,20 @@ def _chunks(x: Array, n: int, size: int) -> Array:
     return jnp.moveaxis(jnp.moveaxis(x, 3, 2), 1, 0)  # [n, B, H, C, ...]
 
 
+def _unit_lower_solve(strict_lower: Array, rhs: Array) -> Array:
+    """``X`` with ``(I + strict_lower) X = rhs`` by forward substitution, one row a step.
+
+    Not ``jax.scipy.linalg.solve_triangular``: jaxlib's batched CPU trsm splits its batch over
+    XLA's intra-op thread pool and can deadlock when two such solves run at once (seen with the
+    forward and backward solves of a 2-core machine's grad)."""
+
+    def row(i, x):
+        known = jnp.einsum("...j,...jd->...d", strict_lower[..., i, :], x)  # rows >= i of x are still 0
+        return x.at[..., i, :].set(rhs[..., i, :] - known)
+
+    return jax.lax.fori_loop(0, rhs.shape[-2], row, jnp.zeros_like(rhs))
+
+
 def delta_rule_chunked(
     q: Array, k: Array, v: Array, beta: Array, initial_state: Array | None = None, *, chunk_size: int = 64
 ) -> tuple[Array, Array]:
@@ -80,10 +93,9 @@ def delta_rule_chunked(
     n = -(-length // size)
     qc, kc, vc = (_chunks(x, n, size) for x in (q, k, v))
     bc = _chunks(beta, n, size)[..., None]  # [n, B, H, C, 1]
-    eye = jnp.eye(size, dtype=jnp.float32)
     strict = jnp.tril(jnp.ones((size, size), bool), -1)
     attn = jnp.where(strict, jnp.einsum("...ik,...jk->...ij", bc * kc, kc), 0.0)
-    wu = solve_triangular(eye + attn, jnp.concatenate([bc * kc, bc * vc], -1), lower=True, unit_diagonal=True)
+    wu = _unit_lower_solve(attn, jnp.concatenate([bc * kc, bc * vc], -1))
     w, u = wu[..., : k.shape[-1]], wu[..., k.shape[-1] :]
     causal = jnp.where(strict | jnp.eye(size, dtype=bool), jnp.einsum("...ik,...jk->...ij", qc, kc), 0.0)
 
