@@ -31,6 +31,10 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "scheduled_sampling": {"policy.prev_queue": 3, "remedies.ss_max": 0.5},
     "synthesis_queue_ss": {"remedies.synth_ratio": 1.0, "remedies.synth_squat": True, "policy.prev_queue": 3,
                            "remedies.ss_max": 0.5},
+    # DART rollouts longer than the fixture, and the fixture dropped by the length filter: its tail
+    # (stick held left, run off the stage) is what the plain DART policy copies when it slips.
+    "dart_long": {"remedies.dart_rollouts": 16, "remedies.dart_noise": 0.1, "remedies.dart_kind": "flip",
+                  "remedies.dart_seconds": 60.0, "windows.filters.min_frames": 3000},
     "synthesis_dart": {"remedies.synth_ratio": 1.0, "remedies.synth_squat": True,
                        "remedies.dart_rollouts": 16, "remedies.dart_noise": 0.1,
                        "remedies.dart_kind": "flip"},
