@@ -38,6 +38,7 @@ class DaggerConfig:
     eval_seeds: int = 3
     eval_seconds: float = 120.0
     init_run_dir: str = ""  # a run trained on the fixture alone (same settings) to use as round 0
+    keep_fixture: bool = True  # False: rounds >= 1 train on the relabelled rollouts alone
     progress: bool = True
 
 
@@ -52,7 +53,7 @@ def main(cfg: DaggerConfig) -> dict:
                                        "checkpoint_every": cfg.steps, "progress": cfg.progress,
                                        "policy.hidden": cfg.hidden, "windows.batch_size": cfg.batch_size})
     plan = DaggerPlan(rounds=cfg.rounds, rollouts=cfg.rollouts, seconds=cfg.seconds, cap=cfg.cap,
-                      eval_seeds=cfg.eval_seeds, eval_seconds=cfg.eval_seconds)
+                      eval_seeds=cfg.eval_seeds, eval_seconds=cfg.eval_seconds, keep_fixture=cfg.keep_fixture)
     return run_dagger(cfg.run_dir, base, cfg.fixture or MULTISHINE_SLP, plan, init_run=cfg.init_run_dir,
                       progress=cfg.progress)
 

@@ -4,7 +4,8 @@ teacher, aggregate with the fixture, retrain, evaluate; round after round, in on
 Layout of a DAgger folder::
 
     round_0/run/          the starting policy: a run trained on the fixture alone
-    round_k/data/         the aggregate: fixture + every round's kept segments up to k
+    round_k/data/         the aggregate: fixture (unless ``keep_fixture`` is off) + every round's kept
+                          segments up to k
     round_k/segments.json what round k kept (counts per state)
     round_k/run/          the policy retrained from scratch on round_k/data
     round_k/eval.json     its closed-loop report from every start (exphil.sim.report)
@@ -58,6 +59,7 @@ class DaggerPlan:
     cap: int = 8  # kept segments per (action, action frame, grounded) end state, over all rounds
     eval_seeds: int = 3
     eval_seconds: float = 120.0
+    keep_fixture: bool = True  # the fixture stays in every round's aggregate (False: rollouts only)
 
 
 def relabel(table: pa.Table, pov: int) -> pa.Table:
@@ -129,20 +131,23 @@ def run_dagger(root: str | Path, base: TrainConfig, fixture: str, plan: DaggerPl
     if not init_run:
         train_or_resume(_round_train_config(base, first, None, fixture))
     kept: Counter = Counter()
-    aggregate: list[tuple[str, pa.Table, dict]] = [("fixture", parsed.table, dict(parsed.info))]
+    aggregate: list[tuple[str, pa.Table, dict]] = []
+    if plan.keep_fixture:
+        aggregate.append(("fixture", parsed.table, dict(parsed.info)))
+    fixture_items = len(aggregate)
     summary: dict[str, Any] = {"rounds": []}
     for k in range(plan.rounds + 1):
         folder = root / f"round_{k}"
         if k > 0:
             new = _collect(root, k, plan, drill, base.windows.delay, base.windows.window, base.seed, kept)
             aggregate += [(f"round_{k}/{i:05d}", t, dict(parsed.info)) for i, t in enumerate(new)]
-            write_atomic(folder / "segments.json", json.dumps({"new": len(new), "total": len(aggregate) - 1,
-                                                                "states": len(kept)}) + "\n")
+            counts = {"new": len(new), "total": len(aggregate) - fixture_items, "states": len(kept)}
+            write_atomic(folder / "segments.json", json.dumps(counts) + "\n")
             if not (folder / "data" / "manifest.parquet").exists():
                 write_frames_dataset(folder / "data", aggregate)
             train_or_resume(_round_train_config(base, folder / "run", folder / "data", fixture))
         report = _evaluate(folder, plan, fixture, progress)
-        summary["rounds"].append({"round": k, "segments": len(aggregate) - 1, **report})
+        summary["rounds"].append({"round": k, "segments": len(aggregate) - fixture_items, **report})
         write_atomic(root / "dagger.json", json.dumps(summary, indent=1) + "\n")
     return summary
 

@@ -63,3 +63,15 @@ def test_killed_dagger_resumes_to_the_same_parameters(tmp_path, fixture_slp):
         np.testing.assert_array_equal(a, b)
     summary = json.loads((killed / "dagger.json").read_text())
     assert [r["round"] for r in summary["rounds"]] == [0, 1, 2]
+
+
+@pytest.mark.slow
+def test_without_the_fixture_each_round_trains_on_its_rollouts_alone(tmp_path, fixture_slp):
+    from exphil.data.build import read_manifest
+
+    summary = main(DaggerConfig(run_dir=str(tmp_path / "d"), fixture=str(fixture_slp), progress=False,
+                                keep_fixture=False, **{**SMALL, "rounds": 1}))
+    names = [str(p) for p in read_manifest(tmp_path / "d" / "round_1" / "data").column("path").to_pylist()]
+    segments = json.loads((tmp_path / "d" / "round_1" / "segments.json").read_text())
+    assert names and not any("fixture" in n for n in names), names[:3]
+    assert len(names) == segments["total"] == summary["rounds"][1]["segments"]
