@@ -146,12 +146,17 @@ def test_built_dataset_has_one_row_per_replay(shard, replay_path, tmp_path):
     assert again.reused == 1 and again.parsed == 0
 
 
+def _folder_with_metadata(shard_path, folder):
+    """A new folder holding copies of the shard folder's metadata (norm stats, category maps), no shards."""
+    folder.mkdir()
+    for meta in [*shard_path.parent.glob("*.json"), shard_path.parent / "actiondata.csv"]:
+        (folder / meta.name).write_bytes(meta.read_bytes())
+    return folder
+
+
 def test_bad_shards_reported_with_path_and_problem(shard, tmp_path):
     path, _ = shard
-    folder = tmp_path / "shards"
-    folder.mkdir()
-    for meta in [*path.parent.glob("*.json"), path.parent / "actiondata.csv"]:
-        (folder / meta.name).write_bytes(meta.read_bytes())
+    folder = _folder_with_metadata(path, tmp_path / "shards")
     (folder / "cut.pt").write_bytes(path.read_bytes()[: path.stat().st_size // 2])
     (folder / "text.pt").write_text("not a zip")
     torch.save(
@@ -188,10 +193,7 @@ def test_bad_shards_reported_with_path_and_problem(shard, tmp_path):
 def test_stick_clusters_map_to_our_classes_without_raw_targets(shard, tmp_path):
     """A shard that kept only ``main_cluster``: the main stick is its cluster centre's class."""
     path, _ = shard
-    folder = tmp_path / "clusters_only"
-    folder.mkdir()
-    for meta in [*path.parent.glob("*.json"), path.parent / "actiondata.csv"]:
-        (folder / meta.name).write_bytes(meta.read_bytes())
+    folder = _folder_with_metadata(path, tmp_path / "clusters_only")
     data = torch.load(path, weights_only=True)
     for k in ("main_x", "main_y"):
         del data["targets"][k]
