@@ -33,6 +33,7 @@ import numpy as np
 import pyarrow as pa
 
 from exphil.data.parse import parse_replay
+from exphil.data.spec import PLAYER_PREFIXES
 from exphil.exposure.runs import train_or_resume
 from exphil.exposure.tables import write_frames_dataset
 from exphil.sim.evaluate import load_player, play_policy, rollout_table
@@ -44,9 +45,6 @@ from exphil.train.config import RemedyConfig
 from runkit.files import write_atomic
 
 __all__ = ["DaggerPlan", "relabel", "run_dagger", "segments"]
-
-_CONTROLLER = ("btn_a", "btn_b", "btn_x", "btn_y", "btn_z", "btn_l", "btn_r", "btn_d_up", "main_x", "main_y",
-               "c_x", "c_y", "shoulder")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,16 +63,16 @@ class DaggerPlan:
 def relabel(table: pa.Table, pov: int) -> pa.Table:
     """``table`` (a rollout) with each row's controller replaced by the teacher's choice from the row
     before it and the input that landed there (recovery rules); row 0 keeps its own."""
-    prefix = "p0_" if pov == 0 else "p1_"
+    prefix = PLAYER_PREFIXES[pov]
 
     def col(name):
         return table[prefix + name].to_numpy(zero_copy_only=False)
 
     labels = teacher_labels(col("action")[:-1], col("action_frame")[:-1], col("btn_b")[:-1].astype(bool),
                             col("btn_x")[:-1].astype(bool), recovery=True)
-    for name in _CONTROLLER:
+    for name, label in labels.items():  # every controller column
         i = table.schema.get_field_index(prefix + name)
-        values = np.concatenate([col(name)[:1], np.asarray(labels[name])])
+        values = np.concatenate([col(name)[:1], np.asarray(label)])
         table = table.set_column(i, table.schema.field(i), pa.array(values).cast(table.schema.field(i).type))
     return table
 
@@ -82,7 +80,7 @@ def relabel(table: pa.Table, pov: int) -> pa.Table:
 def segments(table: pa.Table, pov: int, length: int, cap: int, kept: Counter) -> list[pa.Table]:
     """Cut ``table`` into segments of ``length`` rows; keep those whose last frame's
     (action, action frame, grounded) state has fewer than ``cap`` kept segments (``kept``, updated)."""
-    prefix = "p0_" if pov == 0 else "p1_"
+    prefix = PLAYER_PREFIXES[pov]
     action = table[prefix + "action"].to_numpy()
     age = table[prefix + "action_frame"].to_numpy()
     grounded = table[prefix + "on_ground"].to_numpy(zero_copy_only=False)

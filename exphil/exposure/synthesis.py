@@ -35,8 +35,6 @@ class Segment(NamedTuple):
 
 HOLDABLE = (F.SHINE_LOOP, F.AIR_SHINE_LOOP)
 """Reflector states a held B keeps going: the only ones synthesis extends."""
-_CONTROLLER = ("btn_a", "btn_b", "btn_x", "btn_y", "btn_z", "btn_l", "btn_r", "btn_d_up", "main_x", "main_y",
-               "c_x", "c_y", "shoulder")
 
 
 def _budget(frames: int, ratio: float, lead_in: int, length: int) -> int:
@@ -66,7 +64,7 @@ def _segment(table: pa.Table, prefix: str, base: int, lead_in: int, actions: np.
     frame_ids = table["frame"][base].as_py() + np.arange(1, len(actions) + 1, dtype=np.int32)
     columns = {prefix + "action": pa.array(actions.astype(np.uint16)),
                prefix + "action_frame": pa.array(ages.astype(np.float32)), "frame": pa.array(frame_ids)}
-    columns.update({prefix + c: pa.array(labels[c]) for c in _CONTROLLER})
+    columns.update({prefix + c: pa.array(v) for c, v in labels.items()})  # every controller column
     for name, values in columns.items():
         i = copies.schema.get_field_index(name)
         copies = copies.set_column(i, copies.schema.field(i), values.cast(copies.schema.field(i).type))
