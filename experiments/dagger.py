@@ -6,10 +6,11 @@ Round 0 trains the ``multishine`` preset's policy (GRU-256, window 16) on the cl
 ``--delay``; each round then rolls the previous round's policy in the simulator (``--rollouts``
 rollouts of ``--seconds`` from the fixture's start and the perturbed starts), relabels what it
 visited with the teacher, keeps at most ``--cap`` segments per (action, action frame, grounded)
-state, aggregates them (with the fixture unless ``--nokeep_fixture``), retrains from scratch for ``--steps`` and evaluates in
-closed loop (``--eval_seeds`` x ``--eval_seconds`` from the fixture's start and the perturbed
-ones). One folder holds every round (layout: ``exphil.exposure.dagger``); rerunning the same
-command after a kill resumes where it stopped. ``--json_out`` gets every round's figures.
+state, aggregates them (with the fixture unless ``--nokeep_fixture``), retrains from scratch
+for ``--steps`` and evaluates in closed loop (``--eval_seeds`` x ``--eval_seconds`` from the
+fixture's start and the perturbed ones). One folder holds every round (layout:
+``exphil.exposure.dagger``); rerunning the same command after a kill resumes where it stopped.
+``--json_out`` gets every round's figures.
 """
 
 from __future__ import annotations
