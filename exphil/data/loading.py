@@ -15,6 +15,7 @@ import numpy as np
 
 from exphil.data.arrow_numpy import filled
 from exphil.data.features import ReplayFeatures, feature_columns, replay_features
+from exphil.data.labels import apply_labels, has_labels, label_columns
 from exphil.data.spec import BUTTONS, PLAYER_PREFIXES, EmbeddingSpec, column
 from exphil.data.storage import file_metadata, open_table
 from exphil.data.stored_inputs import decode_inputs, has_stored_inputs, inputs_column, records
@@ -23,19 +24,28 @@ __all__ = ["load_button_targets", "load_features"]
 
 
 def load_features(path: str | Path, pov: int, spec: EmbeddingSpec, *, pad: int = 0) -> ReplayFeatures:
-    """Player ``pov``'s view of a stored replay table, padded by ``pad`` rows."""
+    """Player ``pov``'s view of a stored replay table, padded by ``pad`` rows (targets from its
+    label columns where it has them, :mod:`exphil.data.labels`)."""
     table_file = open_table(path)
     if has_stored_inputs(file_metadata(table_file), spec):
         cols = table_file.read(columns=[inputs_column(pov), inputs_column(1 - pov)], use_threads=False)
-        return decode_inputs(cols.column(0), cols.column(1), spec, pad=pad, where=str(path))
-    table = table_file.read(columns=feature_columns(spec, pov), use_threads=False)
-    return replay_features(table, pov, spec, pad=pad)
+        f = decode_inputs(cols.column(0), cols.column(1), spec, pad=pad, where=str(path))
+    else:
+        f = replay_features(table_file.read(columns=feature_columns(spec, pov), use_threads=False), pov, spec,
+                            pad=pad)
+    prefix = PLAYER_PREFIXES[pov]
+    if has_labels(table_file.schema_arrow.names, prefix):
+        f = apply_labels(f, table_file.read(columns=label_columns(prefix), use_threads=False), prefix, spec)
+    return f
 
 
 def load_button_targets(path: str | Path, povs: Sequence[int], spec: EmbeddingSpec) -> list[np.ndarray]:
     """Button targets [frames, 8] of each player in ``povs`` from one read of a stored table
-    (nonzero where held)."""
+    (nonzero where held; its labels where it has them)."""
     table_file = open_table(path)
+    names = table_file.schema_arrow.names
+    if any(has_labels(names, PLAYER_PREFIXES[p]) for p in povs):
+        return [load_features(path, p, spec).buttons for p in povs]
     if has_stored_inputs(file_metadata(table_file), spec):
         cols = table_file.read(columns=[inputs_column(p) for p in povs], use_threads=False)
         return [records(c, spec, where=str(path))["buttons"] for c in cols.columns]

@@ -11,8 +11,10 @@ Layout of a DAgger folder::
     round_k/eval.json     its closed-loop report from every start (exphil.sim.report)
     dagger.json           every round's closed-loop figures
 
-Relabelling: a visited frame's controller becomes what the teacher (with its recovery rules) would
-have pressed, given the frame before it and the input that had landed there; for a delay-d policy
+Relabelling: a visited frame's target becomes what the teacher (with its recovery rules) would
+have pressed, given the frame before it and the input that had landed there, stored beside the
+executed controller, which stays the previous-controller input (the policy's own decisions, as in
+closed loop; ``exphil.data.labels``); for a delay-d policy
 the target of frame t is then the teacher's choice from frame t + d - 1 and its landed input, the
 original's rule. The rollouts are cut into segments of window + delay frames, and a segment is kept
 only while fewer than ``cap`` kept segments end in the same (action, action frame, grounded) state.
@@ -32,6 +34,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from exphil.data.labels import with_label_columns
 from exphil.data.parse import parse_replay
 from exphil.data.spec import PLAYER_PREFIXES
 from exphil.exposure.runs import train_or_resume
@@ -61,8 +64,9 @@ class DaggerPlan:
 
 
 def relabel(table: pa.Table, pov: int) -> pa.Table:
-    """``table`` (a rollout) with each row's controller replaced by the teacher's choice from the row
-    before it and the input that landed there (recovery rules); row 0 keeps its own."""
+    """``table`` (a rollout) with the teacher's labels beside its executed controller
+    (:mod:`exphil.data.labels`): row t's label is the teacher's choice from row t - 1 and the input
+    that landed there (recovery rules); row 0's is its own executed controller."""
     prefix = PLAYER_PREFIXES[pov]
 
     def col(name):
@@ -70,11 +74,8 @@ def relabel(table: pa.Table, pov: int) -> pa.Table:
 
     labels = teacher_labels(col("action")[:-1], col("action_frame")[:-1], col("btn_b")[:-1].astype(bool),
                             col("btn_x")[:-1].astype(bool), recovery=True)
-    for name, label in labels.items():  # every controller column
-        i = table.schema.get_field_index(prefix + name)
-        values = np.concatenate([col(name)[:1], np.asarray(label)])
-        table = table.set_column(i, table.schema.field(i), pa.array(values).cast(table.schema.field(i).type))
-    return table
+    return with_label_columns(table, prefix, {name: np.concatenate([col(name)[:1], np.asarray(label)])
+                                              for name, label in labels.items()})
 
 
 def segments(table: pa.Table, pov: int, length: int, cap: int, kept: Counter) -> list[pa.Table]:

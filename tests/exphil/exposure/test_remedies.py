@@ -95,7 +95,8 @@ def test_dagger_relabels_every_frame_and_caps_repeats(replay_path):
     labels = teacher_labels(a[:-1], age[:-1], table["p0_btn_b"].to_numpy()[:-1],
                             table["p0_btn_x"].to_numpy()[:-1], recovery=True)
     for name in CONTROLLER:
-        np.testing.assert_array_equal(relabelled["p0_" + name].to_numpy()[1:], np.asarray(labels[name]))
+        np.testing.assert_array_equal(relabelled["p0_label_" + name].to_numpy()[1:], np.asarray(labels[name]))
+        assert relabelled["p0_" + name].equals(table["p0_" + name])  # the executed controller stays
     kept = Counter()
     out = []
     for row in range(2):
