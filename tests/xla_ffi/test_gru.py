@@ -20,7 +20,7 @@ from xla_ffi import ffi, gru
 from xla_ffi.gru_reference import random_gru_inputs
 
 NAMES = ("gx", "W", "b", "h0")
-CASES = [(1, 1, 3), (3, 9, 12), (2, 20, 16), (13, 6, 8)]  # (batch, length, hidden)
+CASES = [(1, 1, 3), (3, 9, 12), (2, 20, 16), (13, 6, 8), (5, 1, 16)]  # (batch, length, hidden)
 FAST = {CASES[1], CASES[3]}
 
 

@@ -53,28 +53,48 @@ struct BwdArgs {
 
 FFI_INLINE int64_t RoundUp8(int64_t n) { return (n + kV - 1) / kV * kV; }
 
-// A row-major [rows, cols] matrix with its rows padded to whole vectors (so an eight-lane
-// load at any column block stays inside the array): `data` points at the original when cols
-// is a multiple of eight, else at a zero-padded copy.
-class PaddedRows {
+// A row-major weight matrix read as column panels: panel p holds, for each row k, `width`
+// vectors of eight columns (vector v starts at column v * gate_stride + 8p) back to back.
+// Contiguous panels matter: read in place, a panel's rows lie a whole matrix row apart, so at
+// power-of-two-ish strides they share a few L1 sets and evict each other between row blocks.
+// A panel is packed into a contiguous copy when it will be read more than once per call (length
+// > 1) or when the columns are not whole vectors (the copy is zero-padded); else it is read in
+// place.
+class Panels {
  public:
-  PaddedRows(const float* src, int64_t rows, int64_t cols) : stride_(cols) {
-    if (cols % kV == 0) {
+  Panels(const float* src, int64_t rows, int64_t ld, int64_t cols, int width, int64_t gate_stride, bool pack) {
+    if (!pack && cols % kV == 0) {
       data_ = src;
+      panel_stride_ = kV;
+      row_stride_ = ld;
+      vector_stride_ = gate_stride;
       return;
     }
-    stride_ = RoundUp8(cols) + kV;
-    copy_.assign(size_t(rows * stride_), 0.0f);
-    for (int64_t r = 0; r < rows; ++r) std::copy(src + r * cols, src + (r + 1) * cols, copy_.data() + r * stride_);
+    const int64_t panels = RoundUp8(cols) / kV;
+    row_stride_ = width * kV;
+    panel_stride_ = rows * row_stride_;
+    vector_stride_ = kV;
+    copy_.assign(size_t(panels * panel_stride_), 0.0f);
+    for (int64_t p = 0; p < panels; ++p) {
+      const int64_t lanes = std::min<int64_t>(kV, cols - p * kV);
+      for (int64_t k = 0; k < rows; ++k) {
+        for (int v = 0; v < width; ++v) {
+          const float* from = src + k * ld + v * gate_stride + p * kV;
+          std::copy(from, from + lanes, copy_.data() + p * panel_stride_ + k * row_stride_ + v * kV);
+        }
+      }
+    }
     data_ = copy_.data();
   }
-  const float* data() const { return data_; }
-  int64_t stride() const { return stride_; }
+  // Vector v of row k of the panel holding columns [c0, c0 + 8) (c0 a multiple of eight).
+  FFI_INLINE const float* At(int64_t c0, int64_t k, int v = 0) const {
+    return data_ + (c0 / kV) * panel_stride_ + k * row_stride_ + v * vector_stride_;
+  }
 
  private:
   std::vector<float> copy_;
   const float* data_;
-  int64_t stride_;
+  int64_t panel_stride_, row_stride_, vector_stride_;
 };
 
 // Rows per task: about two tasks per worker, in whole register blocks (a task reuses each

@@ -60,10 +60,10 @@ FFI_INLINE void WithColumns(int nc, F&& f) {
   return f(std::integral_constant<int, 1>{});
 }
 
-// carry[m] += dgh[m] W^T for R rows and the NC * 8 hidden units from c0 (Wt rows of stride
+// carry[m] += dgh[m] W^T for R rows and the NC * 8 hidden units from c0 (Wt read by panel
 // ldw); R * NC accumulators in registers.
 template <int R, int NC>
-FFI_INLINE void AddRecurrentGradient(const float* __restrict Wt, int64_t ldw, int64_t H, int64_t Hp, int64_t c0,
+FFI_INLINE void AddRecurrentGradient(const Panels& Wt, int64_t H, int64_t Hp, int64_t c0,
                                      const float* __restrict dgh, float* __restrict carry) {
   V8 acc[R][NC];
   for (int m = 0; m < R; ++m) {
@@ -71,7 +71,7 @@ FFI_INLINE void AddRecurrentGradient(const float* __restrict Wt, int64_t ldw, in
   }
   for (int64_t k = 0; k < 3 * H; ++k) {
     V8 w[NC];
-    for (int n = 0; n < NC; ++n) w[n] = LoadV(Wt + k * ldw + c0 + n * kV);
+    for (int n = 0; n < NC; ++n) w[n] = LoadV(Wt.At(c0 + n * kV, k));
     for (int m = 0; m < R; ++m) {
       const V8 g = Splat(dgh[m * 3 * H + k]);
       for (int n = 0; n < NC; ++n) acc[m][n] += g * w[n];
@@ -86,7 +86,7 @@ FFI_INLINE void AddRecurrentGradient(const float* __restrict Wt, int64_t ldw, in
 // carry, the gate gradients with carry = dh z, then carry += dgh W^T in blocks of up to three
 // vectors of units by four rows.
 template <typename T>
-FFI_INLINE void BwdTaskBody(const BwdArgs<T>& a, const PaddedRows& Wt, int64_t b0, int64_t rows, BwdScratch& s) {
+FFI_INLINE void BwdTaskBody(const BwdArgs<T>& a, const Panels& Wt, int64_t b0, int64_t rows, BwdScratch& s) {
   const int64_t H = a.d.hidden, Hp = RoundUp8(H);
   for (int64_t m = 0; m < rows; ++m) std::copy(a.dlast + (b0 + m) * H, a.dlast + (b0 + m + 1) * H, s.carry + m * Hp);
   for (int64_t t = a.d.length - 1; t >= 0; --t) {
@@ -103,8 +103,7 @@ FFI_INLINE void BwdTaskBody(const BwdArgs<T>& a, const PaddedRows& Wt, int64_t b
         WithRows(std::min<int64_t>(kRows, rows - m0), [&](auto r) FFI_INLINE_LAMBDA {
           constexpr int R = decltype(r)::value;
           WithColumns(nc, [&](auto n) FFI_INLINE_LAMBDA {
-            AddRecurrentGradient<R, decltype(n)::value>(Wt.data(), Wt.stride(), H, Hp, c0, s.dgh + m0 * 3 * H,
-                                                        s.carry + m0 * Hp);
+            AddRecurrentGradient<R, decltype(n)::value>(Wt, H, Hp, c0, s.dgh + m0 * 3 * H, s.carry + m0 * Hp);
           });
         });
       }
@@ -115,7 +114,7 @@ FFI_INLINE void BwdTaskBody(const BwdArgs<T>& a, const PaddedRows& Wt, int64_t b
 }
 
 FFI_ISA_VARIANTS(BwdTask, BwdTaskBody,
-                 (const BwdArgs<T>& a, const PaddedRows& Wt, int64_t b0, int64_t rows, BwdScratch& s),
+                 (const BwdArgs<T>& a, const Panels& Wt, int64_t b0, int64_t rows, BwdScratch& s),
                  (a, Wt, b0, rows, s))
 
 }  // namespace
@@ -123,7 +122,7 @@ FFI_ISA_VARIANTS(BwdTask, BwdTaskBody,
 template <typename T>
 ffi::Error BwdImpl(ffi::ThreadPool& pool, const BwdArgs<T>& a) {
   const GruDims& d = a.d;
-  const PaddedRows Wt(a.Wt, 3 * d.hidden, d.hidden);
+  const Panels Wt(a.Wt, 3 * d.hidden, d.hidden, d.hidden, 1, 0, d.length > 1);
   const auto body = FFI_ISA_PICK(BwdTask, T);
   RunRowTasks(pool, d.batch, [&](int64_t rows) { return BwdScratch(rows, RoundUp8(d.hidden), d.hidden); },
               [&](int64_t b0, int64_t rows, BwdScratch& s) { body(a, Wt, b0, rows, s); });

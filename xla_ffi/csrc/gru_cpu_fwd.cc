@@ -22,8 +22,8 @@ struct FwdScratch {
 // Step t for R rows starting at batch row b0 (their h at h[0..R), row stride Hp) and the eight
 // hidden units from c0: the three gates' matmul columns in registers, then the gate math.
 template <typename T, int R>
-FFI_INLINE void FwdBlock(const FwdArgs<T>& a, const float* __restrict W, int64_t ldw, int64_t b0, int64_t t,
-                         int64_t c0, int64_t Hp, const float* __restrict h, float* __restrict next) {
+FFI_INLINE void FwdBlock(const FwdArgs<T>& a, const Panels& W, int64_t b0, int64_t t, int64_t c0, int64_t Hp,
+                         const float* __restrict h, float* __restrict next) {
   const int64_t H = a.d.hidden, L = a.d.length;
   V8 ar[R], az[R], an[R];
   const V8 br = LoadLanes(a.b + c0, int(H - c0)), bz = LoadLanes(a.b + H + c0, int(H - c0)),
@@ -34,8 +34,7 @@ FFI_INLINE void FwdBlock(const FwdArgs<T>& a, const float* __restrict W, int64_t
     an[m] = bn;
   }
   for (int64_t k = 0; k < H; ++k) {
-    const float* w = W + k * ldw + c0;
-    const V8 wr = LoadV(w), wz = LoadV(w + H), wn = LoadV(w + 2 * H);
+    const V8 wr = LoadV(W.At(c0, k, 0)), wz = LoadV(W.At(c0, k, 1)), wn = LoadV(W.At(c0, k, 2));
     for (int m = 0; m < R; ++m) {
       const V8 hk = Splat(h[m * Hp + k]);
       ar[m] += hk * wr;
@@ -66,13 +65,13 @@ FFI_INLINE void FwdBlock(const FwdArgs<T>& a, const float* __restrict W, int64_t
 // Step t for batch rows [b0, b0 + rows) (their h at h, next h to next; row stride Hp):
 // column blocks outer, so a block's weights serve every row.
 template <typename T>
-FFI_INLINE void FwdStep(const FwdArgs<T>& a, const PaddedRows& W, int64_t b0, int64_t rows, int64_t t,
+FFI_INLINE void FwdStep(const FwdArgs<T>& a, const Panels& W, int64_t b0, int64_t rows, int64_t t,
                         const float* h, float* next) {
   const int64_t Hp = RoundUp8(a.d.hidden);
   for (int64_t c0 = 0; c0 < a.d.hidden; c0 += kV) {
     for (int64_t m0 = 0; m0 < rows; m0 += kRows) {
       WithRows(std::min<int64_t>(kRows, rows - m0), [&](auto r) FFI_INLINE_LAMBDA {
-        FwdBlock<T, decltype(r)::value>(a, W.data(), W.stride(), b0 + m0, t, c0, Hp, h + m0 * Hp, next + m0 * Hp);
+        FwdBlock<T, decltype(r)::value>(a, W, b0 + m0, t, c0, Hp, h + m0 * Hp, next + m0 * Hp);
       });
     }
   }
@@ -80,7 +79,7 @@ FFI_INLINE void FwdStep(const FwdArgs<T>& a, const PaddedRows& W, int64_t b0, in
 
 // The whole sequence of batch rows [b0, b0 + rows).
 template <typename T>
-FFI_INLINE void FwdTaskBody(const FwdArgs<T>& a, const PaddedRows& W, int64_t b0, int64_t rows, FwdScratch& s) {
+FFI_INLINE void FwdTaskBody(const FwdArgs<T>& a, const Panels& W, int64_t b0, int64_t rows, FwdScratch& s) {
   const int64_t H = a.d.hidden, Hp = RoundUp8(H);
   for (int64_t m = 0; m < rows; ++m) std::copy(a.h0 + (b0 + m) * H, a.h0 + (b0 + m + 1) * H, s.h + m * Hp);
   for (int64_t t = 0; t < a.d.length; ++t) {
@@ -91,7 +90,7 @@ FFI_INLINE void FwdTaskBody(const FwdArgs<T>& a, const PaddedRows& W, int64_t b0
 }
 
 FFI_ISA_VARIANTS(FwdTask, FwdTaskBody,
-                 (const FwdArgs<T>& a, const PaddedRows& W, int64_t b0, int64_t rows, FwdScratch& s),
+                 (const FwdArgs<T>& a, const Panels& W, int64_t b0, int64_t rows, FwdScratch& s),
                  (a, W, b0, rows, s))
 
 }  // namespace
@@ -99,7 +98,7 @@ FFI_ISA_VARIANTS(FwdTask, FwdTaskBody,
 template <typename T>
 ffi::Error FwdImpl(ffi::ThreadPool& pool, const FwdArgs<T>& a) {
   const GruDims& d = a.d;
-  const PaddedRows W(a.W, d.hidden, 3 * d.hidden);
+  const Panels W(a.W, d.hidden, 3 * d.hidden, d.hidden, 3, d.hidden, d.length > 1);
   const auto body = FFI_ISA_PICK(FwdTask, T);
   RunRowTasks(pool, d.batch, [&](int64_t rows) { return FwdScratch(rows, RoundUp8(d.hidden)); },
               [&](int64_t b0, int64_t rows, FwdScratch& s) { body(a, W, b0, rows, s); });
