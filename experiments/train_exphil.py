@@ -4,6 +4,7 @@
         --steps=2000 --checkpoint_every=500 --seed=0
     python -m experiments.train_exphil --data=DATASET_DIR --preset=smoke --run_dir=runs/s
     python -m experiments.train_exphil --preset=multishine --run_dir=runs/ms
+    python -m experiments.train_exphil --preset=multishine_robust --run_dir=runs/msr  # delay 2, DART
     python -m experiments.train_exphil --resume=runs/a      # nothing else needed
     python -m experiments.train_exphil --resume=runs/a --steps=4000   # extend a finished run
 
@@ -23,6 +24,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from exphil.data.paths import default_replay_dir
+from exphil.exposure.configs import ROBUST
 
 if TYPE_CHECKING:
     from exphil.train import TrainConfig
@@ -33,15 +35,20 @@ if TYPE_CHECKING:
 
 MULTISHINE_SLP = str(default_replay_dir() / "exphil_fox_multishine_closed.slp")
 
+# The original's multishine setup: GRU 256 x 1, windows of 16 at delay 0, Fox (port 1)'s view.
+_MULTISHINE = {
+    "replays": MULTISHINE_SLP, "policy.arch": "gru", "policy.hidden": 256, "policy.num_layers": 1,
+    "windows.window": 16, "windows.delay": 0, "windows.stride": 1, "windows.batch_size": 256,
+    "windows.val_fraction": 0.0, "windows.filters.ports": (0,), "windows.mode": "eager",
+    "optim.lr": 3e-3, "optim.warmup_steps": 10, "steps": 100, "log_every": 10,
+    "eval_every": 50, "eval_batches": 0, "checkpoint_every": 100,
+}
+
 PRESETS = {
-    # The original's multishine setup: GRU 256 x 1, windows of 16 at delay 0, Fox (port 1)'s view.
-    "multishine": {
-        "replays": MULTISHINE_SLP, "policy.arch": "gru", "policy.hidden": 256, "policy.num_layers": 1,
-        "windows.window": 16, "windows.delay": 0, "windows.stride": 1, "windows.batch_size": 256,
-        "windows.val_fraction": 0.0, "windows.filters.ports": (0,), "windows.mode": "eager",
-        "optim.lr": 3e-3, "optim.warmup_steps": 10, "steps": 100, "log_every": 10,
-        "eval_every": 50, "eval_batches": 0, "checkpoint_every": 100,
-    },
+    "multishine": _MULTISHINE,
+    # The best exposure-bias remedy at delay 2 (docs/closed-loop.md): DART rollouts of 60 s with the
+    # fixture left out, 600 steps.
+    "multishine_robust": {**_MULTISHINE, **ROBUST},
     # A tiny run that exercises every part in seconds.
     "smoke": {
         "policy.hidden": 32, "windows.window": 8, "windows.stride": 8, "windows.batch_size": 16,

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from exphil.exposure.augment import with_remedies
+from exphil.exposure.configs import CONFIGS
 from exphil.exposure.runs import train_or_resume
 from exphil.sim.report import run_closed_loop
 from exphil.train import TrainConfig
@@ -21,25 +22,6 @@ from runkit import config_tree
 from runkit.files import write_atomic
 
 __all__ = ["CONFIGS", "ORIGINAL", "markdown_table", "run_cell"]
-
-CONFIGS: dict[str, dict[str, Any]] = {
-    "plain": {},
-    "synthesis": {"remedies.synth_ratio": 1.0},
-    "crouch": {"remedies.synth_ratio": 1.0, "remedies.synth_squat": True},
-    "dart": {"remedies.dart_rollouts": 16, "remedies.dart_noise": 0.1, "remedies.dart_kind": "flip"},
-    "synthesis_queue": {"remedies.synth_ratio": 1.0, "policy.prev_queue": 3},
-    "scheduled_sampling": {"policy.prev_queue": 3, "remedies.ss_max": 0.5},
-    "synthesis_queue_ss": {"remedies.synth_ratio": 1.0, "remedies.synth_squat": True, "policy.prev_queue": 3,
-                           "remedies.ss_max": 0.5},
-    # DART rollouts longer than the fixture, and the fixture dropped by the length filter: its tail
-    # (stick held left, run off the stage) is what the plain DART policy copies when it slips.
-    "dart_long": {"remedies.dart_rollouts": 16, "remedies.dart_noise": 0.1, "remedies.dart_kind": "flip",
-                  "remedies.dart_seconds": 60.0, "windows.filters.min_frames": 3000},
-    "synthesis_dart": {"remedies.synth_ratio": 1.0, "remedies.synth_squat": True,
-                       "remedies.dart_rollouts": 16, "remedies.dart_noise": 0.1,
-                       "remedies.dart_kind": "flip"},
-}
-"""Named remedy settings (flags of train_exphil on top of the multishine preset)."""
 
 ORIGINAL = {"plain": "11.4 / 3.0 / 5.2 (chain 1 / 1 / 1)",
             "synthesis": "58.4 / 36.2 / 29.4 (chain 5 / 3 / 6)",

@@ -23,7 +23,7 @@ from experiments.eval_exphil import EvalConfig, evaluate_run
 from exphil.data.paths import default_replay_dir
 from exphil.models import PolicyConfig
 from exphil.train import TrainConfig, load_trained, train
-from runkit import RunDir, read_metrics
+from runkit import RunDir, config_tree, read_metrics
 from tests.runkit.events import scalars
 
 REPO = Path(__file__).resolve().parents[2]
@@ -160,3 +160,20 @@ def test_config_json_is_plain_json(tmp_path):
     RunDir.create(tmp_path / "r", TrainConfig())
     data = json.loads((tmp_path / "r" / "config.json").read_text())
     assert data["policy"]["arch"] == "gru" and data["windows"]["filters"]["ports"] == []
+
+
+def test_robust_preset_is_the_tables_best_cell():
+    """``--preset=multishine_robust`` trains exactly the exposure table's ``dart_long`` cell at delay 2
+    and 600 steps (the figures in docs/closed-loop.md), up to where it writes and how often it saves."""
+    from exphil.exposure.configs import CONFIGS
+
+    fv = flags.FlagValues()
+    names = launcher.define_config_flags(TrainConfig(), fv)
+    launcher.define_launcher_flags(train_exphil.PRESETS, fv)
+    fv(["prog", "--preset=multishine_robust"])
+    preset = launcher.resolve_config(TrainConfig(), train_exphil.PRESETS, names, fv)
+    base = config_tree.override(TrainConfig(), {**train_exphil.PRESETS["multishine"], "steps": 600})
+    cell = config_tree.override(base, {**CONFIGS["dart_long"], "windows.delay": 2, "seed": 0})
+    same = {"checkpoint_every": preset.checkpoint_every, "run_dir": preset.run_dir}
+    assert dataclasses.replace(cell, **same) == preset
+    assert preset.remedies.dart_seconds == 60.0 and preset.windows.filters.min_frames == 3000
