@@ -6,7 +6,7 @@ Round 0 trains the ``multishine`` preset's policy (GRU-256, window 16) on the cl
 ``--delay``; each round then rolls the previous round's policy in the simulator (``--rollouts``
 rollouts of ``--seconds`` from the fixture's start and the perturbed starts), relabels what it
 visited with the teacher, keeps at most ``--cap`` segments per (action, action frame, grounded)
-state, aggregates them (with the fixture unless ``--nokeep_fixture``), retrains from scratch
+state, aggregates them (with the fixture too under ``--keep_fixture``), retrains from scratch
 for ``--steps`` and evaluates in closed loop (``--eval_seeds`` x ``--eval_seconds`` from the
 fixture's start and the perturbed ones). One folder holds every round (layout:
 ``exphil.exposure.dagger``); rerunning the same command after a kill resumes where it stopped.
@@ -29,7 +29,7 @@ class DaggerConfig:
     fixture: str = ""  # default: the closed multishine fixture
     delay: int = 1
     seed: int = 0
-    steps: int = 100
+    steps: int = 600  # per round (at 100 the policy learns the loop's start but not its chain)
     hidden: int = 256  # the preset's GRU width (smaller for quick checks)
     batch_size: int = 256
     rounds: int = 3
@@ -39,7 +39,7 @@ class DaggerConfig:
     eval_seeds: int = 3
     eval_seconds: float = 120.0
     init_run_dir: str = ""  # a run trained on the fixture alone (same settings) to use as round 0
-    keep_fixture: bool = True  # False: rounds >= 1 train on the relabelled rollouts alone
+    keep_fixture: bool = False  # True: the fixture joins every round's aggregate (its run-off tail too)
     progress: bool = True
 
 
@@ -51,7 +51,7 @@ def main(cfg: DaggerConfig) -> dict:
     quiet_orbax()
     base = config_tree.override(TrainConfig(), PRESETS["multishine"])
     base = config_tree.override(base, {"windows.delay": cfg.delay, "seed": cfg.seed, "steps": cfg.steps,
-                                       "checkpoint_every": cfg.steps, "progress": cfg.progress,
+                                       "checkpoint_every": min(cfg.steps, 100), "progress": cfg.progress,
                                        "policy.hidden": cfg.hidden, "windows.batch_size": cfg.batch_size})
     plan = DaggerPlan(rounds=cfg.rounds, rollouts=cfg.rollouts, seconds=cfg.seconds, cap=cfg.cap,
                       eval_seeds=cfg.eval_seeds, eval_seconds=cfg.eval_seconds, keep_fixture=cfg.keep_fixture)

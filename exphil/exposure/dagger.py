@@ -4,8 +4,8 @@ teacher, aggregate with the fixture, retrain, evaluate; round after round, in on
 Layout of a DAgger folder::
 
     round_0/run/          the starting policy: a run trained on the fixture alone
-    round_k/data/         the aggregate: fixture (unless ``keep_fixture`` is off) + every round's kept
-                          segments up to k
+    round_k/data/         the aggregate: every round's kept segments up to k (and the fixture with
+                          ``keep_fixture``)
     round_k/segments.json what round k kept (counts per state)
     round_k/run/          the policy retrained from scratch on round_k/data
     round_k/eval.json     its closed-loop report from every start (exphil.sim.report)
@@ -60,7 +60,7 @@ class DaggerPlan:
     cap: int = 8  # kept segments per (action, action frame, grounded) end state, over all rounds
     eval_seeds: int = 3
     eval_seconds: float = 120.0
-    keep_fixture: bool = True  # the fixture stays in every round's aggregate (False: rollouts only)
+    keep_fixture: bool = False  # the fixture joins every round's aggregate (its run-off tail too)
 
 
 def relabel(table: pa.Table, pov: int) -> pa.Table:
