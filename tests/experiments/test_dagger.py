@@ -70,8 +70,8 @@ def test_a_round_raises_closed_loop_shines(tmp_path, fixture_slp):
     """The multishine GRU at delay 2 after 100 steps on the fixture collapses (under 1 shine/min from
     the fixture's start); one round on its relabelled rollouts lifts it past 30 (measured: 0.3 -> 120
     over 3 x 120 s)."""
-    summary = main(DaggerConfig(run_dir=str(tmp_path / "d"), fixture=str(fixture_slp), progress=False, delay=2,
-                                steps=100, rounds=1, eval_seeds=1, eval_seconds=30.0))
+    summary = main(DaggerConfig(run_dir=str(tmp_path / "d"), fixture=str(fixture_slp), progress=False,
+                                delay=2, steps=100, rounds=1, eval_seeds=1, eval_seconds=30.0))
     before, after = (r["fixture"]["self_per_min"] for r in summary["rounds"])
     assert before < 5 and after > 30, (before, after)
 

@@ -51,7 +51,8 @@ def test_targets_are_the_labels_and_previous_input_the_executed(executed, tmp_pa
     for name in ("buttons", "sticks", "shoulder"):
         np.testing.assert_array_equal(getattr(got, name), getattr(targets, name))
     assert not np.array_equal(got.buttons, as_executed.buttons)  # the labels differ from what was executed
-    np.testing.assert_array_equal(load_button_targets(tmp_path / "t.parquet", [0], spec)[0], targets.buttons[:400])
+    buttons = load_button_targets(tmp_path / "t.parquet", [0], spec)[0]
+    np.testing.assert_array_equal(buttons, targets.buttons[:400])
     # the other player has no labels: its own controller is its target
     np.testing.assert_array_equal(load_features(tmp_path / "t.parquet", 1, spec).buttons,
                                   replay_features(executed, 1, spec).buttons)
