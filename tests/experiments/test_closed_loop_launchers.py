@@ -55,22 +55,24 @@ def test_eval_closed_loop_report_and_files(delay0_run, tmp_path):
     assert (out / "timeline.png").stat().st_size > 0 and (out / "teacher_fixture.parquet").is_file()
 
 
-def test_eval_closed_loop_teacher_and_perturbed(tmp_path):
-    cfg = ClosedLoopConfig(policy="teacher", start="perturbed", seconds=1.0, out_dir=str(tmp_path))
+def test_eval_closed_loop_teacher_and_perturbed(tmp_path, fixture_slp):
+    cfg = ClosedLoopConfig(policy="teacher", fixture=str(fixture_slp), start="perturbed", seconds=1.0,
+                           out_dir=str(tmp_path))
     report = eval_main(cfg)
     assert "policy" not in report and len(report["teacher"]["seeds"][0]["starts"]) == 6
 
 
-def test_eval_closed_loop_names_an_unplayable_folder(tmp_path):
+def test_eval_closed_loop_names_an_unplayable_folder(tmp_path, fixture_slp):
     RunDir.create(tmp_path / "untrained", TrainConfig())
     with pytest.raises(SystemExit, match="untrained: cannot play"):
-        eval_main(ClosedLoopConfig(run_dir=str(tmp_path / "untrained"), seconds=0.5))
+        eval_main(ClosedLoopConfig(run_dir=str(tmp_path / "untrained"), fixture=str(fixture_slp),
+                                   seconds=0.5))
     config = json.loads((tmp_path / "untrained" / "config.json").read_text())
     config["policy"]["arch"] = "transformer-xl"
     (tmp_path / "odd").mkdir()
     (tmp_path / "odd" / "config.json").write_text(json.dumps(config))
     with pytest.raises(SystemExit, match="odd: cannot play"):
-        eval_main(ClosedLoopConfig(run_dir=str(tmp_path / "odd"), seconds=0.5))
+        eval_main(ClosedLoopConfig(run_dir=str(tmp_path / "odd"), fixture=str(fixture_slp), seconds=0.5))
 
 
 def test_bench_closed_loop_reports_rates(fixture_slp):
