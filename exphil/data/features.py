@@ -19,7 +19,15 @@ import numpy as np
 import pyarrow as pa
 
 from exphil.data.arrow_numpy import filled, single_chunk, valid
-from exphil.data.spec import BUTTONS, NULL_DEFAULTS, PLAYER_PREFIXES, STICKS, EmbeddingSpec, column
+from exphil.data.spec import (
+    BUTTONS,
+    CONTROLLER_FIELDS,
+    NULL_DEFAULTS,
+    PLAYER_PREFIXES,
+    STICKS,
+    EmbeddingSpec,
+    column,
+)
 from exphil.data.stages import GEOMETRY_FIELDS, stage_geometry
 
 __all__ = [
@@ -118,8 +126,7 @@ def _layout(spec: EmbeddingSpec) -> _Layout:
         categorical={p: tuple(column(p, f) for f in _CATEGORICAL_FIELDS) for p in PLAYER_PREFIXES},
         categorical_defaults=tuple(NULL_DEFAULTS.get(f, 0) for f in _CATEGORICAL_FIELDS),
         category_caps=np.array([sizes[f"self_{f}"] - 1 for f in _CATEGORICAL_FIELDS], np.int32),
-        controller={p: tuple(column(p, f) for f in (*(f"btn_{b}" for b in BUTTONS), *STICKS, "shoulder"))
-                    for p in PLAYER_PREFIXES})
+        controller={p: tuple(column(p, f) for f in CONTROLLER_FIELDS) for p in PLAYER_PREFIXES})
 
 
 _CONTROLLER_DEFAULTS = (0,) * len(BUTTONS) + (0.5,) * len(STICKS) + (0.0,)
@@ -158,8 +165,7 @@ def feature_columns(spec: EmbeddingSpec, pov: int) -> list[str]:
         cols += [column(prefix, f) for f in spec.player_numeric_fields if f != "nana_present"]
         cols += [column(prefix, f) for f in _CATEGORICAL_FIELDS]
     prefix = PLAYER_PREFIXES[pov]
-    cols += [column(prefix, f"btn_{b}") for b in BUTTONS]
-    cols += [column(prefix, s) for s in (*STICKS, "shoulder")]
+    cols += list(_layout(spec).controller[prefix])
     if spec.r_trigger:
         cols += [column(prefix, "trigger_l"), column(prefix, "trigger_r")]
     return cols

@@ -15,12 +15,9 @@ import numpy as np
 import pyarrow as pa
 
 from exphil.data.features import ReplayFeatures, player_targets
-from exphil.data.spec import BUTTONS, STICKS, EmbeddingSpec, column
+from exphil.data.spec import CONTROLLER_FIELDS, EmbeddingSpec, column
 
-__all__ = ["CONTROLLER_FIELDS", "apply_labels", "has_labels", "label_columns", "with_label_columns"]
-
-CONTROLLER_FIELDS = (*(f"btn_{b}" for b in BUTTONS), *STICKS, "shoulder")
-"""A player's stored controller fields, in the order of ``player_targets``."""
+__all__ = ["apply_labels", "has_labels", "label_columns", "with_label_columns"]
 
 
 def label_columns(prefix: str) -> list[str]:

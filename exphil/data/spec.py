@@ -70,6 +70,7 @@ from exphil.data.stages import GEOMETRY_FIELDS
 
 __all__ = [
     "BUTTONS",
+    "CONTROLLER_FIELDS",
     "NULL_DEFAULTS",
     "OPTIONAL_INPUTS",
     "PLAYER_PREFIXES",
@@ -87,6 +88,9 @@ PLAYER_PREFIXES: Final = ("p0_", "p1_")
 
 STICKS: Final = ("main_x", "main_y", "c_x", "c_y")
 """Stick target names, in target order."""
+
+CONTROLLER_FIELDS: Final = (*(f"btn_{b}" for b in BUTTONS), *STICKS, "shoulder")
+"""A player's stored controller fields: buttons, sticks, shoulder (targets and previous input)."""
 
 _PLAYER_NUMERIC: Final = (
     ("x", "xy_scale"),
@@ -191,7 +195,7 @@ class EmbeddingSpec:
     def controller_fields(self) -> tuple[str, ...]:
         """Previous-controller input names, in order (buttons, sticks, shoulder[, processed L, R])."""
         extra = ("trigger_l", "trigger_r") if self.r_trigger else ()
-        return tuple(f"btn_{b}" for b in BUTTONS) + STICKS + ("shoulder", *extra)
+        return (*CONTROLLER_FIELDS, *extra)
 
     @functools.cached_property
     def numeric_fields(self) -> tuple[str, ...]:

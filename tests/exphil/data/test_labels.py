@@ -8,10 +8,10 @@ import pytest
 
 from exphil.data.features import replay_features
 from exphil.data.ingest import write_parsed
-from exphil.data.labels import CONTROLLER_FIELDS, has_labels, label_columns, with_label_columns
+from exphil.data.labels import has_labels, label_columns, with_label_columns
 from exphil.data.loading import load_button_targets, load_features
 from exphil.data.parse import ParsedReplay, parse_replay
-from exphil.data.spec import EmbeddingSpec
+from exphil.data.spec import CONTROLLER_FIELDS, EmbeddingSpec
 
 
 @pytest.fixture(scope="module")
