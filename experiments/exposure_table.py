@@ -4,7 +4,7 @@
         --out_dir=runs/exposure --json_out=table.json
 
 Every (remedy, delay, seed) cell trains the ``multishine`` preset's policy (GRU-256, window 16,
-``--steps``) at that delay with the remedy's flags (``exphil.exposure.table.CONFIGS``), then plays it
+``--steps``) at that delay with the remedy's flags (``exphil.exposure.configs.CONFIGS``), then plays it
 for ``--eval_seconds`` from the closed fixture's start and from every perturbed start, one rollout
 each. Cells are cached in ``--out_dir`` (a rerun after a kill resumes). Prints the table as
 markdown (also in the JSON, beside every cell's report).
@@ -33,7 +33,8 @@ class TableConfig:
 
 
 def main(cfg: TableConfig) -> dict:
-    from exphil.exposure.table import CONFIGS, markdown_table, run_cell
+    from exphil.exposure.configs import CONFIGS
+    from exphil.exposure.table import markdown_table, run_cell
     from exphil.train import TrainConfig
     from runkit import config_tree
 

@@ -41,14 +41,14 @@ def load_features(path: str | Path, pov: int, spec: EmbeddingSpec, *, pad: int =
 
 def load_button_targets(path: str | Path, povs: Sequence[int], spec: EmbeddingSpec) -> list[np.ndarray]:
     """Button targets [frames, 8] of each player in ``povs`` from one read of a stored table
-    (nonzero where held; its labels where it has them)."""
+    (nonzero where held; a player's label columns where the table has them)."""
     table_file = open_table(path)
-    names = table_file.schema_arrow.names
-    if any(has_labels(names, PLAYER_PREFIXES[p]) for p in povs):
-        return [load_features(path, p, spec).buttons for p in povs]
-    if has_stored_inputs(file_metadata(table_file), spec):
+    prefixes = [PLAYER_PREFIXES[p] for p in povs]
+    labelled = [has_labels(table_file.schema_arrow.names, prefix) for prefix in prefixes]
+    if not any(labelled) and has_stored_inputs(file_metadata(table_file), spec):
         cols = table_file.read(columns=[inputs_column(p) for p in povs], use_threads=False)
         return [records(c, spec, where=str(path))["buttons"] for c in cols.columns]
-    names = [[column(PLAYER_PREFIXES[p], f"btn_{b}") for b in BUTTONS] for p in povs]
+    names = [label_columns(prefix)[:len(BUTTONS)] if labels else [column(prefix, f"btn_{b}") for b in BUTTONS]
+             for prefix, labels in zip(prefixes, labelled, strict=True)]
     table = table_file.read(columns=[c for cols in names for c in cols], use_threads=False)
     return [np.stack([filled(table[c], 0) for c in cols], 1) for cols in names]

@@ -14,14 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from exphil.exposure.augment import with_remedies
-from exphil.exposure.configs import CONFIGS
 from exphil.exposure.runs import train_or_resume
 from exphil.sim.report import run_closed_loop
 from exphil.train import TrainConfig
 from runkit import config_tree
 from runkit.files import write_atomic
 
-__all__ = ["CONFIGS", "ORIGINAL", "markdown_table", "run_cell"]
+__all__ = ["ORIGINAL", "markdown_table", "run_cell"]
 
 ORIGINAL = {"plain": "11.4 / 3.0 / 5.2 (chain 1 / 1 / 1)",
             "synthesis": "58.4 / 36.2 / 29.4 (chain 5 / 3 / 6)",
