@@ -60,8 +60,8 @@ FFI_INLINE void WithColumns(int nc, F&& f) {
   return f(std::integral_constant<int, 1>{});
 }
 
-// carry[m] += dgh[m] W^T for R rows and the NC * 8 hidden units from c0 (Wt read by panel
-// ldw); R * NC accumulators in registers.
+// carry[m] += dgh[m] W^T for R rows and the NC * 8 hidden units from c0 (NC panels of W^T);
+// R * NC accumulators in registers.
 template <int R, int NC>
 FFI_INLINE void AddRecurrentGradient(const Panels& Wt, int64_t H, int64_t Hp, int64_t c0,
                                      const float* __restrict dgh, float* __restrict carry) {
