@@ -209,6 +209,8 @@ def compare(cfg: CompareConfig) -> dict:
             run_dir = out / label / f"seed{seed}"
             run_cfg = dataclasses.replace(base, run_dir=str(run_dir), policy=policy, seed=seed,
                                           inputs=inputs_config(inputs))
+            if (run_dir / "config.json").exists():  # a run of an earlier call: resume it, or reuse it if done
+                run_cfg = dataclasses.replace(run_cfg, resume=str(run_dir))
             arch_runs.append(_run_row(label, seed, train(run_cfg), run_dir))
             run_dirs.setdefault(label, []).append(run_dir)
         runs.extend(arch_runs)

@@ -160,7 +160,7 @@ def train(cfg: TrainConfig, *, resume_overrides: Mapping[str, Any] | None = None
     With ``cfg.resume``, every other field of ``cfg`` is ignored: the run folder's config.json
     is used, changed only by ``resume_overrides`` (dotted keys among
     :data:`~exphil.train.config.RESUMABLE`, written back to config.json; any other key is a
-    ValueError naming it).
+    ValueError naming it). A finished run resumed is evaluated again, not retrained.
     """
     run, cfg = _open_run(cfg, resume_overrides or {})
     trainer = Trainer(cfg)
@@ -216,6 +216,8 @@ def train(cfg: TrainConfig, *, resume_overrides: Mapping[str, Any] | None = None
                 t_log = time.perf_counter()  # evaluation time is not training throughput
             if step % cfg.checkpoint_every == 0 or last:
                 ckpt.save(step, trainer.state, meta={"data": data.state()}, metrics=ckpt_metrics)
+        if start_step == cfg.steps:  # resumed at its last step: nothing to train, evaluate what is there
+            summary = trainer.evaluate(trainer.eval_batches()[1]).summary()
     finally:
         bar.close()
         data.close()

@@ -1,4 +1,5 @@
-"""compare_archs: the width found for a parameter budget, the table over seeds, input sets, and smoke runs."""
+"""compare_archs: the width found for a parameter budget, the table over seeds, input sets, smoke runs
+and their reuse."""
 
 from __future__ import annotations
 
@@ -65,6 +66,11 @@ def test_smoke_run_writes_table_json_and_curves(tmp_path) -> None:
     result = cmp.compare(cfg)
     assert [r["arch"] for r in result["rows"]] == ["deltanet", "h3"] and len(result["runs"]) == 4
     assert (tmp_path / "compare.md").is_file() and (tmp_path / "loss_curves.png").stat().st_size > 0
+    logged = (tmp_path / "h3" / "seed1" / "metrics.jsonl").read_text()
+    again = cmp.compare(cfg)  # every run is finished: reused and evaluated again, not retrained
+    assert (tmp_path / "h3" / "seed1" / "metrics.jsonl").read_text() == logged
+    for first, second in zip(result["runs"], again["runs"], strict=True):
+        assert second["val_loss"] == pytest.approx(first["val_loss"], rel=1e-5)
 
 
 def test_input_sets_parse() -> None:
