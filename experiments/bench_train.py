@@ -29,10 +29,11 @@ fused op (the selective scan's ``scan_impl``; for deltanet the delta rule's ``de
 ffi,scan,chunked), timed in alternating rounds as above; ``ffi_speedup_vs_scan`` and
 ``ffi_speedup_vs_best_reference`` (over the fastest pure-JAX impl) are their ratios.
 
-``mamba_layer_cpu_ms`` (mamba/jamba with ``--scan_impls``): median CPU milliseconds of one
-Mamba mixer's forward and backward pass at the config's shapes, and of its selective scan
-alone, per impl; ``rest`` (mixer minus scan) is the part every impl shares (projections,
-causal convolution, gating), which bounds the ffi/scan ratio of the whole step.
+``layer_cpu_ms`` (mamba/jamba/deltanet with ``--scan_impls``): median CPU milliseconds of one
+mixer's (Mamba or DeltaNet) forward and backward pass at the config's shapes, and of its fused
+op (selective scan or delta rule) alone, per impl; ``rest`` (mixer minus op) is the part every
+impl shares (projections, causal convolution, gating, norms), which bounds the ffi ratio of the
+whole step.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ from exphil.data.build import merge_dataset, read_manifest
 from exphil.data.manifest import MANIFEST_SCHEMA, conform, part_file, write_manifest
 from exphil.data.paths import default_replay_dir
 from exphil.data.spec import EmbeddingSpec
-from exphil.models.backbones import GRU, MambaMixer
+from exphil.models.backbones import GRU, DeltaNetMixer, MambaMixer
 from exphil.train import TrainConfig, Trainer, resolve_config
 from exphil.train.data_source import ensure_dataset
 from exphil.train.optim import make_optimizer
@@ -67,7 +68,8 @@ from exphil.train.parallel import shard_batch
 from exphil.train.step import batch_arrays
 from runkit import Checkpointer
 from runkit.timing import Stopwatch, time_calls
-from xla_ffi import selective_scan
+from xla_ffi import delta_rule, selective_scan
+from xla_ffi.delta_rule_reference import random_delta_inputs
 from xla_ffi.reference import random_inputs
 
 SHARED_REPLAYS = str(default_replay_dir())
@@ -209,23 +211,39 @@ def _median_cpu_ms(fn, *args, repeats: int = 7) -> float:
     return float(np.median([t.cpu for t in times])) * 1e3
 
 
-def _mamba_layer_breakdown(train_cfg: TrainConfig, impls: tuple[str, ...]) -> dict:
-    """Per impl: CPU ms of one mixer's forward+backward, of its scan alone, and their difference."""
-    p, w = train_cfg.policy, train_cfg.windows
-    x = jnp.asarray(np.random.default_rng(0).normal(size=(w.batch_size, w.window, p.hidden)), jnp.float32)
+def _mixer_and_op(train_cfg: TrainConfig, impl: str) -> tuple[nnx.Module, Callable, dict]:
+    """The arch's mixer (Mamba for mamba/jamba, DeltaNet for deltanet) at the config's shapes
+    with ``impl`` of its fused op; that op as ``operands -> output``; random operands of the
+    shapes the mixer feeds it."""
+    p, w, rngs = train_cfg.policy, train_cfg.windows, nnx.Rngs(train_cfg.seed)
+    if p.arch == "deltanet":
+        head_dim = p.hidden // p.num_heads
+        mixer = DeltaNetMixer(p.hidden, heads=p.num_heads, conv=p.deltanet_conv, impl=impl, rngs=rngs)
+        operands = random_delta_inputs(0, (w.batch_size, w.window, p.num_heads, head_dim, head_dim),
+                                       "float32", with_state=False)
+        operands.pop("initial_state")
+        return mixer, lambda ops: delta_rule(**ops, impl=impl), operands
+    mixer = MambaMixer(p.hidden, state=p.mamba_state, expand=p.mamba_expand, conv=p.mamba_conv,
+                       dt_rank=p.dt_rank, scan_impl=impl, rngs=rngs)
     operands = random_inputs(0, (w.batch_size, w.window, p.mamba_expand * p.hidden, p.mamba_state),
                              jnp.float32)
+    return mixer, lambda ops: selective_scan(**ops, delta_softplus=True, impl=impl), operands
+
+
+def _layer_breakdown(train_cfg: TrainConfig, impls: tuple[str, ...]) -> dict:
+    """Per impl: CPU ms of one mixer's forward+backward, of its fused op alone, and their
+    difference (the part every impl shares, which bounds the whole step's ffi ratio)."""
+    p, w = train_cfg.policy, train_cfg.windows
+    x = jnp.asarray(np.random.default_rng(0).normal(size=(w.batch_size, w.window, p.hidden)), jnp.float32)
     out = {}
     for impl in impls:
-        graph, params = nnx.split(MambaMixer(p.hidden, state=p.mamba_state, expand=p.mamba_expand,
-                                             conv=p.mamba_conv, dt_rank=p.dt_rank, scan_impl=impl,
-                                             rngs=nnx.Rngs(train_cfg.seed)))
-        mixer = jax.jit(jax.grad(lambda params, x, graph=graph: nnx.merge(graph, params)(x).sum(),
-                                 argnums=(0, 1)))
-        scan = jax.jit(jax.grad(lambda ops, impl=impl: selective_scan(
-            **ops, delta_softplus=True, impl=impl).sum()))
-        mixer_ms, scan_ms = _median_cpu_ms(mixer, params, x), _median_cpu_ms(scan, operands)
-        out[impl] = {"mixer": mixer_ms, "scan": scan_ms, "rest": mixer_ms - scan_ms}
+        mixer, op, operands = _mixer_and_op(train_cfg, impl)
+        graph, params = nnx.split(mixer)
+        mixer_grad = jax.jit(jax.grad(lambda params, x, graph=graph: nnx.merge(graph, params)(x).sum(),
+                                      argnums=(0, 1)))
+        op_grad = jax.jit(jax.grad(lambda ops, op=op: op(ops).sum()))
+        mixer_ms, op_ms = _median_cpu_ms(mixer_grad, params, x), _median_cpu_ms(op_grad, operands)
+        out[impl] = {"mixer": mixer_ms, "op": op_ms, "rest": mixer_ms - op_ms}
     return out
 
 
@@ -368,11 +386,11 @@ def main(cfg: BenchConfig) -> dict:
         references = [rate for impl, rate in by_impl.items() if impl != "ffi"]
         if "ffi" in by_impl and references:
             result["ffi_speedup_vs_best_reference"] = by_impl["ffi"] / max(references)
-        if train_cfg.policy.arch in ("mamba", "jamba"):
-            result["mamba_layer_cpu_ms"] = layer = _mamba_layer_breakdown(train_cfg, cfg.scan_impls)
+        if train_cfg.policy.arch in ("mamba", "jamba", "deltanet"):
+            result["layer_cpu_ms"] = layer = _layer_breakdown(train_cfg, cfg.scan_impls)
             for impl, ms in layer.items():
                 print(f"  one mixer fwd+bwd, impl={impl}: {ms['mixer']:.0f} CPU-ms "
-                      f"(scan {ms['scan']:.0f}, rest {ms['rest']:.0f})")
+                      f"(fused op {ms['op']:.0f}, rest {ms['rest']:.0f})")
     if cfg.epoch_replays or cfg.epoch_data:
         result["epoch_scaling"] = _epoch_scaling(cfg, train_cfg)
         e = result["epoch_scaling"]

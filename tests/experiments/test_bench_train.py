@@ -87,15 +87,18 @@ def test_epoch_scaling_compares_per_trained_frame_against_epoch_scale_small_epoc
 
 
 @pytest.mark.slow
-def test_mamba_run_reports_every_impl_and_their_ratio(tmp_path):
+@pytest.mark.parametrize("arch", ["mamba", "deltanet"])
+def test_fused_op_run_reports_every_impl_and_their_ratio(tmp_path, arch):
     slp = default_replay_dir() / FIXTURE
     if not slp.is_file():
         pytest.skip(f"{FIXTURE} not found in {slp.parent} (set EXPHIL_REPLAY_DIR)")
-    train = override(TrainConfig(replays=str(slp)), {**PRESETS["smoke"], "policy.arch": "mamba"})
+    train = override(TrainConfig(replays=str(slp)), {**PRESETS["smoke"], "policy.arch": arch})
     cfg = bench_train.BenchConfig(train=train, work_dir=str(tmp_path), warmup_steps=1, timed_steps=4,
                                   rounds=2, epoch_replays="", bare_gru=False, scan_impls=("ffi", "scan"))
     result = bench_train.main(cfg)
     by_impl = result["scan_impl_frames_per_s"]
     assert set(by_impl) == {"ffi", "scan"} and min(by_impl.values()) > 0
     assert result["ffi_speedup_vs_scan"] == by_impl["ffi"] / by_impl["scan"]
-    assert result["frames_per_s"] > 0 and set(result["mamba_layer_cpu_ms"]) == {"ffi", "scan"}
+    assert result["frames_per_s"] > 0 and set(result["layer_cpu_ms"]) == {"ffi", "scan"}
+    for ms in result["layer_cpu_ms"].values():
+        assert 0 < ms["op"] < ms["mixer"] and ms["rest"] == pytest.approx(ms["mixer"] - ms["op"])
