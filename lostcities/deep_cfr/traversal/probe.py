@@ -26,6 +26,8 @@ over.
 
 from __future__ import annotations
 
+import math
+
 import jax
 import jax.numpy as jnp
 
@@ -49,6 +51,9 @@ __all__ = ["probe_sampling"]
 ROLLOUT_CHUNK = 1024
 """Rollout slots per network evaluation at most (see ``common.chunked_strategies``)."""
 
+MIN_STAGE = 256
+"""The smallest batch rollouts are compacted into (see ``_rollouts``)."""
+
 
 def _rollout_chunk(num_traversals: int, per_traversal: int) -> int:
     """Slots per chunk: whole traversals, a power-of-two count of them dividing ``num_traversals``."""
@@ -56,6 +61,61 @@ def _rollout_chunk(num_traversals: int, per_traversal: int) -> int:
     while count > 1 and count * per_traversal > ROLLOUT_CHUNK:
         count //= 2
     return count * per_traversal
+
+
+def _stage_sizes(size: int) -> list[int]:
+    """Batch sizes of the rollout stages: halving from ``size`` while it stays even and at least
+    ``MIN_STAGE``."""
+    sizes = [size]
+    while sizes[-1] % 2 == 0 and sizes[-1] // 2 >= MIN_STAGE:
+        sizes.append(sizes[-1] // 2)
+    return sizes
+
+
+def _rollouts(spec: TraversalSpec, params: Params, states, traverser: int | jax.Array, key: jax.Array,
+              draw: jax.Array, num_draws: int, counted: jax.Array, chunk: int):
+    """Every counted slot of ``states`` rolled out to the end with both players on sigma: (the
+    traverser's return per slot, decision nodes visited, counted slots still unfinished).
+
+    Slot ``i`` takes the ``draw[i]``-th row of each step's draws (common random numbers). Rollouts
+    end at very different depths, so whenever at most half of the batch is still live the live
+    slots are gathered into a batch half the size (stage by stage, :func:`_stage_sizes`): the nets
+    and the engine then run on live games instead of finished ones.
+    """
+    game, num_a = spec.game, spec.game.num_actions
+    value = jnp.zeros(counted.shape[0])
+    slot = jnp.arange(counted.shape[0])
+    depth, nodes = jnp.int32(0), jnp.int32(0)
+
+    def live(states, counted):
+        return ~jax.vmap(game.terminal)(states) & counted
+
+    sizes = _stage_sizes(counted.shape[0])
+    for stage, size in enumerate(sizes):
+        floor = sizes[stage + 1] if stage + 1 < len(sizes) else 0  # leave once at most this many live
+
+        def unfinished(carry, floor=floor):
+            depth, states, counted, _, _ = carry
+            return (depth < game.max_decisions) & (live(states, counted).sum() > floor)
+
+        sub = math.gcd(size, chunk)  # net chunks that tile this stage's batch
+
+        def rollout(carry, sub=sub):
+            depth, states, counted, draw, nodes = carry
+            k_g, k_c = jax.random.split(jax.random.fold_in(key, depth))
+            s = chunked_strategies(spec, params, states, traverser, sub)
+            a = jnp.argmax(log_probs(s) + jax.random.gumbel(k_g, (num_draws, num_a))[draw], axis=-1)
+            stepped = jax.vmap(game.step)(states, a, jax.random.split(k_c, num_draws)[draw])
+            return depth + 1, stepped, counted, draw, nodes + live(states, counted).sum()
+
+        depth, states, counted, draw, nodes = jax.lax.while_loop(
+            unfinished, rollout, (depth, states, counted, draw, nodes))
+        value = value.at[slot].set(jax.vmap(game.returns)(states)[:, traverser])
+        if floor:  # the live slots first (in their order), into the next stage's batch
+            keep = jnp.argsort(~live(states, counted), stable=True)[:floor]
+            states = shard_games(take(states, keep))
+            counted, draw, slot = counted[keep], draw[keep], slot[keep]
+    return value, nodes, live(states, counted).sum()
 
 
 def probe_sampling(spec: TraversalSpec, params: Params, key: jax.Array, traverser: int | jax.Array,
@@ -108,22 +168,10 @@ def probe_sampling(spec: TraversalSpec, params: Params, key: jax.Array, traverse
     counted = jnp.broadcast_to(lane_ok[order][:, None], (n, m, lanes)).reshape(-1)
     chunk = _rollout_chunk(n, m * lanes)
 
-    def unfinished(carry):
-        depth, states, _ = carry
-        return (depth < game.max_decisions) & ~jax.vmap(game.terminal)(states).all()
-
-    def rollout(carry):  # every probe on sigma; a traversal's probes share the step's draws
-        depth, states, nodes = carry
-        k_g, k_c = jax.random.split(jax.random.fold_in(k_rollout, depth))
-        s = chunked_strategies(spec, params, states, traverser, chunk)
-        gumbel = jax.random.gumbel(k_g, (n * m, num_a))[draw_order]
-        a = jnp.argmax(log_probs(s) + repeat_slots(gumbel, lanes), axis=-1)
-        step_keys = repeat_slots(jax.random.split(k_c, n * m)[draw_order], lanes)
-        live = ~jax.vmap(game.terminal)(states) & counted
-        return depth + 1, jax.vmap(game.step)(states, a, step_keys), nodes + live.sum()
-
-    _, probes, probe_nodes = jax.lax.while_loop(unfinished, rollout, (jnp.int32(0), probes, jnp.int32(0)))
-    value = jax.vmap(game.returns)(probes)[:, traverser].reshape(n, m, lanes).mean(1)
+    slot_draw = repeat_slots(draw_order, lanes)  # the draw row of every rollout slot
+    value, probe_nodes, left = _rollouts(spec, params, probes, traverser, k_rollout, slot_draw, n * m,
+                                         counted, chunk)
+    value = value.reshape(n, m, lanes).mean(1)
     value = jnp.zeros_like(value).at[order].set(value)  # back in traversal order
     value = jnp.where(lane_ok, value, 0.0)
     baseline = (jnp.take_along_axis(sigma, actions, axis=-1) * value).sum(-1, keepdims=True)
@@ -132,7 +180,6 @@ def probe_sampling(spec: TraversalSpec, params: Params, key: jax.Array, traverse
     t = jnp.asarray(iteration, jnp.float32)
     adv = rows(obs, mask, regret, t * count, count > 0)
     strat = rows(rec["obs"], rec["mask"], rec["sigma"], jnp.full(rec["opp"].shape, t), rec["opp"])
-    left = (~jax.vmap(game.terminal)(probes) & counted).sum()
     crowded = (mask.sum(-1) > lanes).sum()
     stats = {"nodes": count.sum() + rec["opp"].sum() + probe_nodes + (count > 0).sum(),
              "overflow": left + crowded, "terminal": jax.vmap(game.terminal)(ends).all() & (left == 0)}

@@ -254,3 +254,26 @@ def test_fitted_pools_cover_the_occupancy_with_a_margin_in_whole_chunks():
     assert fitted_pool(spec, n, (per_traversal + 1) * 20) == full_pool(spec, n)  # never above the full pools
     assert full_pool(spec, n) == (4096,) + (49152,) * 8  # width 12
     assert fitted_pool(spec, 1, per_traversal) == full_pool(spec, 1) == (12,) * 9  # one chunk of 12
+
+
+def test_probe_rollout_compaction_leaves_every_row_unchanged(monkeypatch):
+    """Probe rollouts gathered into halving batches as games end give the rows and node counts of
+    rollouts kept in one batch to the end (``MIN_STAGE`` above the batch): each slot keeps its
+    own draws wherever it moves."""
+    from lostcities.deep_cfr.traversal import probe
+
+    game = make_game("lostcities", "small")
+    net = NetSpec(game.observation_size, game.num_actions, (32,))
+    params = (net.init(jax.random.key(1)), net.init(jax.random.key(2)))
+    spec = TraversalSpec(game, net, "argmax", probes=2)
+    assert len(probe._stage_sizes(128 * 2 * game.max_legal_actions)) > 2  # at least two compactions
+    out = {}
+    for min_stage in (probe.MIN_STAGE, 10**9):
+        monkeypatch.setattr(probe, "MIN_STAGE", min_stage)
+        out[min_stage] = jax.jit(probe_sampling, static_argnums=(0, 5))(
+            spec, params, jax.random.key(5), 1, 3, 128)
+    (adv, strat, stats), (adv_full, strat_full, stats_full) = out.values()
+    for got, want in ((adv, adv_full), (strat, strat_full), (stats, stats_full)):
+        for k in want:
+            np.testing.assert_array_equal(np.asarray(got[k]), np.asarray(want[k]), err_msg=k)
+    assert int(stats["overflow"]) == 0 and bool(stats["terminal"])
