@@ -55,22 +55,20 @@ from flax import nnx
 
 from experiments.env_report import environment
 from experiments.launcher import launch, quiet_orbax
+from experiments.layer_breakdown import layer_breakdown
 from experiments.train_exphil import PRESETS, expand_aliases
 from exphil.data.build import merge_dataset, read_manifest
 from exphil.data.manifest import MANIFEST_SCHEMA, conform, part_file, write_manifest
 from exphil.data.paths import default_replay_dir
 from exphil.data.spec import EmbeddingSpec
-from exphil.models.backbones import GRU, DeltaNetMixer, MambaMixer
+from exphil.models.backbones import GRU
 from exphil.train import TrainConfig, Trainer, resolve_config
 from exphil.train.data_source import ensure_dataset
 from exphil.train.optim import make_optimizer
 from exphil.train.parallel import shard_batch
 from exphil.train.step import batch_arrays
 from runkit import Checkpointer
-from runkit.timing import Stopwatch, time_calls
-from xla_ffi import delta_rule, selective_scan
-from xla_ffi.delta_rule_reference import random_delta_inputs
-from xla_ffi.reference import random_inputs
+from runkit.timing import Stopwatch
 
 SHARED_REPLAYS = str(default_replay_dir())
 
@@ -203,48 +201,6 @@ def _bare_gru_timer(train_cfg: TrainConfig, cfg: BenchConfig) -> _StepTimer:
     frames_per_step = w.batch_size * w.window
     return _StepTimer(lambda state, batch: (step(state, batch), frames_per_step),
                       (params, optimizer.init(params)), batches, cfg.warmup_steps)
-
-
-def _median_cpu_ms(fn, *args, repeats: int = 7) -> float:
-    """Median CPU milliseconds (this process, all threads) of one call of jitted ``fn``."""
-    times = time_calls(lambda: jax.block_until_ready(fn(*args)), warmup=1, repeats=repeats)
-    return float(np.median([t.cpu for t in times])) * 1e3
-
-
-def _mixer_and_op(train_cfg: TrainConfig, impl: str) -> tuple[nnx.Module, Callable, dict]:
-    """The arch's mixer (Mamba for mamba/jamba, DeltaNet for deltanet) at the config's shapes
-    with ``impl`` of its fused op; that op as ``operands -> output``; random operands of the
-    shapes the mixer feeds it."""
-    p, w, rngs = train_cfg.policy, train_cfg.windows, nnx.Rngs(train_cfg.seed)
-    if p.arch == "deltanet":
-        head_dim = p.hidden // p.num_heads
-        mixer = DeltaNetMixer(p.hidden, heads=p.num_heads, conv=p.deltanet_conv, impl=impl, rngs=rngs)
-        operands = random_delta_inputs(0, (w.batch_size, w.window, p.num_heads, head_dim, head_dim),
-                                       "float32", with_state=False)
-        operands.pop("initial_state")
-        return mixer, lambda ops: delta_rule(**ops, impl=impl), operands
-    mixer = MambaMixer(p.hidden, state=p.mamba_state, expand=p.mamba_expand, conv=p.mamba_conv,
-                       dt_rank=p.dt_rank, scan_impl=impl, rngs=rngs)
-    operands = random_inputs(0, (w.batch_size, w.window, p.mamba_expand * p.hidden, p.mamba_state),
-                             jnp.float32)
-    return mixer, lambda ops: selective_scan(**ops, delta_softplus=True, impl=impl), operands
-
-
-def _layer_breakdown(train_cfg: TrainConfig, impls: tuple[str, ...]) -> dict:
-    """Per impl: CPU ms of one mixer's forward+backward, of its fused op alone, and their
-    difference (the part every impl shares, which bounds the whole step's ffi ratio)."""
-    p, w = train_cfg.policy, train_cfg.windows
-    x = jnp.asarray(np.random.default_rng(0).normal(size=(w.batch_size, w.window, p.hidden)), jnp.float32)
-    out = {}
-    for impl in impls:
-        mixer, op, operands = _mixer_and_op(train_cfg, impl)
-        graph, params = nnx.split(mixer)
-        mixer_grad = jax.jit(jax.grad(lambda params, x, graph=graph: nnx.merge(graph, params)(x).sum(),
-                                      argnums=(0, 1)))
-        op_grad = jax.jit(jax.grad(lambda ops, op=op: op(ops).sum()))
-        mixer_ms, op_ms = _median_cpu_ms(mixer_grad, params, x), _median_cpu_ms(op_grad, operands)
-        out[impl] = {"mixer": mixer_ms, "op": op_ms, "rest": mixer_ms - op_ms}
-    return out
 
 
 def _checkpoint_overhead(trainer: Trainer, work: Path) -> dict:
@@ -387,7 +343,7 @@ def main(cfg: BenchConfig) -> dict:
         if "ffi" in by_impl and references:
             result["ffi_speedup_vs_best_reference"] = by_impl["ffi"] / max(references)
         if train_cfg.policy.arch in ("mamba", "jamba", "deltanet"):
-            result["layer_cpu_ms"] = layer = _layer_breakdown(train_cfg, cfg.scan_impls)
+            result["layer_cpu_ms"] = layer = layer_breakdown(train_cfg, cfg.scan_impls)
             for impl, ms in layer.items():
                 print(f"  one mixer fwd+bwd, impl={impl}: {ms['mixer']:.0f} CPU-ms "
                       f"(fused op {ms['op']:.0f}, rest {ms['rest']:.0f})")

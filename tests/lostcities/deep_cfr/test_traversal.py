@@ -256,6 +256,7 @@ def test_fitted_pools_cover_the_occupancy_with_a_margin_in_whole_chunks():
     assert fitted_pool(spec, 1, per_traversal) == full_pool(spec, 1) == (12,) * 9  # one chunk of 12
 
 
+@pytest.mark.slow
 def test_probe_rollout_compaction_leaves_every_row_unchanged(monkeypatch):
     """Probe rollouts gathered into halving batches as games end give the rows and node counts of
     rollouts kept in one batch to the end (``MIN_STAGE`` above the batch): each slot keeps its
