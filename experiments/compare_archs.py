@@ -40,7 +40,7 @@ from exphil.models import PolicyConfig, build_policy, count_params
 from exphil.models.config import COMPONENTS
 from exphil.train import TrainConfig, resolve_config, train
 from exphil.train.config import InputsConfig
-from runkit import read_metrics
+from runkit import RunDir, read_metrics
 
 ARCHS = ("mlp", "gru", "lstm", "mamba", "mingru", "attention", "jamba", "deltanet", "h3", "zamba")
 STICKS = ("main_x", "main_y", "c_x", "c_y")
@@ -210,6 +210,7 @@ def compare(cfg: CompareConfig) -> dict:
             run_cfg = dataclasses.replace(base, run_dir=str(run_dir), policy=policy, seed=seed,
                                           inputs=inputs_config(inputs))
             if (run_dir / "config.json").exists():  # a run of an earlier call: resume it, or reuse it if done
+                _reusable(run_dir, run_cfg)
                 run_cfg = dataclasses.replace(run_cfg, resume=str(run_dir))
             arch_runs.append(_run_row(label, seed, train(run_cfg), run_dir))
             run_dirs.setdefault(label, []).append(run_dir)
@@ -221,6 +222,15 @@ def compare(cfg: CompareConfig) -> dict:
         _write(out, result, run_dirs)  # after every arch, so a long comparison can be read as it goes
     print(markdown(rows))
     return result
+
+
+def _reusable(run_dir: Path, cfg: TrainConfig) -> None:
+    """Refuse to resume a run folder trained with another config than this call's (a changed
+    flag with the same --out_dir would otherwise mix old runs into the new table)."""
+    _, saved = RunDir.resume(run_dir, TrainConfig, save=False)
+    if dataclasses.replace(saved, resume="") != resolve_config(cfg):
+        raise ValueError(f"{run_dir}: holds a run of another config than this comparison's; "
+                         "give another --out_dir")
 
 
 def _write(out: Path, result: dict, run_dirs: dict[str, list[Path]]) -> None:

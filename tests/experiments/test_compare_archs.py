@@ -71,6 +71,8 @@ def test_smoke_run_writes_table_json_and_curves(tmp_path) -> None:
     assert (tmp_path / "h3" / "seed1" / "metrics.jsonl").read_text() == logged
     for first, second in zip(result["runs"], again["runs"], strict=True):
         assert second["val_loss"] == pytest.approx(first["val_loss"], rel=1e-5)
+    with pytest.raises(ValueError, match="another config"):  # not reused under other flags
+        cmp.compare(dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, steps=cfg.train.steps + 5)))
 
 
 def test_input_sets_parse() -> None:

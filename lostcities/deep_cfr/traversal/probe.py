@@ -20,8 +20,8 @@ cumulative regret up to a positive per-set factor, with no importance weight at 
 sampling policy of ESCHER, McAleer et al. 2023). Strategy rows are taken at the walk's opponent
 nodes with weight ``t``: they arrive at ``pi_opp(I)`` times the per-set constant ``sum_{h in I}
 pi_c(h) u_i(h)``, the own-reach weighting the average strategy needs. A traversal costs one walk
-plus ``probes`` rollouts of each legal action from ``h``; the rollouts stop when every game is
-over, gathered into smaller batches as their games end.
+plus ``probes`` rollouts of each legal action from ``h``; the rollouts stop when every counted
+lane's game is over, gathered into smaller batches as their games end.
 """
 
 from __future__ import annotations
