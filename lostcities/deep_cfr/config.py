@@ -97,6 +97,9 @@ class DeepCFRConfig:
     league_size: int = 8  # league (training opponent or evaluation): past snapshots kept
     bf16: bool = False  # bfloat16 network compute (parameters stay float32)
     probes: int = 1  # probe sampling: rollouts per legal action at the kept node (averaged)
+    # Probe sampling: regrets for this many legal actions drawn at random per kept node, plus one
+    # rollout standing for the rest of the baseline (0: every legal action, the exact baseline).
+    probe_actions: int = 0
     symmetry: bool = False  # Lost Cities: fit both nets on rows under random colour renamings
     checkpoint_every: int | None = None
     keep_checkpoints: int = 2
@@ -193,6 +196,8 @@ def check(cfg: DeepCFRConfig) -> None:
         raise ValueError("symmetry renames Lost Cities' colours: --game=lostcities only")
     if cfg.probes < 1 or (cfg.probes > 1 and sampling != "probe"):
         raise ValueError(f"probes={cfg.probes}: at least 1, and more than 1 only with --sampling=probe")
+    if cfg.probe_actions and sampling != "probe":
+        raise ValueError(f"probe_actions={cfg.probe_actions} needs --sampling=probe")
     if cfg.league_size < 1:
         raise ValueError(f"league_size must be at least 1, got {cfg.league_size}")
     if cfg.game == "lostcities":

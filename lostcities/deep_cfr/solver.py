@@ -195,6 +195,7 @@ def make_solver(cfg: DeepCFRConfig, game: Game) -> Solver:
     trav = TraversalSpec(game, adv_net, cfg.fallback, cfg.exploration, cfg.width,
                          "average" if average else "advantage", strat_net if average else adv_net,
                          expand_opponent=cfg.sampling == "chance", probes=cfg.probes,
+                         sampled_actions=cfg.probe_actions,
                          record_current=cfg.opponent != "current")
     a, s = cfg.advantage, cfg.strategy
     sym = game if cfg.symmetry else None

@@ -47,6 +47,7 @@ class TraversalSpec:
     opponent_net: NetSpec | None = None  # defaults to ``net``
     expand_opponent: bool = False  # external sampling: also expand the opponent (chance sampling)
     probes: int = 1  # probe sampling: rollouts per legal action at the kept node (their mean is its value)
+    sampled_actions: int = 0  # probe sampling: actions rolled out per kept node (0: every legal one)
     # Outcome sampling against a non-current opponent (average net, league): strategy rows record the
     # opponent's current regret-matching strategy (``params[2]``), importance-weighted for its behaviour.
     record_current: bool = False

@@ -22,6 +22,14 @@ nodes with weight ``t``: they arrive at ``pi_opp(I)`` times the per-set constant
 pi_c(h) u_i(h)``, the own-reach weighting the average strategy needs. A traversal costs one walk
 plus ``probes`` rollouts of each legal action from ``h``; the rollouts stop when every counted
 lane's game is over, gathered into smaller batches as their games end.
+
+Action sampling (``spec.sampled_actions = k``): instead of every legal action, ``k`` drawn
+uniformly without replacement (the set ``S``) get regrets, and one more rollout, of ``b`` drawn
+from sigma restricted to the legal actions outside ``S``, stands for them in the baseline:
+``sum_{a in S} sigma(a) v(ha) + sigma(not S) v(hb)``, unbiased for ``sum_b sigma(b) v(hb)``. The
+row's mask is ``S``: every legal action gets a target with the same probability whatever its
+value, so the regression's per-action minimiser is unchanged, and a traversal rolls out ``k + 1``
+games instead of up to ``max_legal_actions`` (16 in classic): more information sets per second.
 """
 
 from __future__ import annotations
@@ -118,6 +126,27 @@ def _rollouts(spec: TraversalSpec, params: Params, states, traverser: int | jax.
     return value, nodes, live(states, counted).sum()
 
 
+def _sampled_lanes(mask: jax.Array, sigma: jax.Array, k: int, key: jax.Array):
+    """Lanes ``[n, k + 1]`` of a kept node under action sampling: ``k`` legal actions drawn
+    uniformly without replacement (all of them where fewer are legal), then one action ``b`` drawn
+    from sigma restricted to the rest; (actions, which lanes are legal, sigma's mass on the rest).
+
+    ``v(hb)`` times that mass is an unbiased estimate of the rest's share of the baseline ``sum_b
+    sigma(b) v(hb)``, exact (zero) when every legal action was drawn."""
+    k_pick, k_rest = jax.random.split(key)
+    n, num_a = mask.shape
+    priority = jnp.where(mask, jax.random.uniform(k_pick, (n, num_a)), 2.0)  # legal ones first, shuffled
+    picked = jnp.argsort(priority, axis=-1)[:, :k].astype(jnp.int32)
+    drawn = jnp.arange(k) < mask.sum(-1, keepdims=True)
+    left = mask & ~jnp.zeros_like(mask).at[jnp.arange(n)[:, None], picked].max(drawn)
+    rest_sigma = jnp.where(left, sigma, 0.0)
+    rest = rest_sigma.sum(-1)
+    b = jnp.argmax(log_probs(rest_sigma) + jax.random.gumbel(k_rest, (n, num_a)), axis=-1).astype(jnp.int32)
+    b = jnp.where(left.any(-1), b, picked[:, 0])  # nothing left: a spare lane (weight 0, not counted)
+    return (jnp.concatenate([picked, b[:, None]], axis=-1),
+            jnp.concatenate([drawn, left.any(-1, keepdims=True)], axis=-1), rest)
+
+
 def probe_sampling(spec: TraversalSpec, params: Params, key: jax.Array, traverser: int | jax.Array,
                    iteration: jax.Array, num_traversals: int) -> tuple[dict, dict, dict]:
     """``num_traversals`` probe-sampling traversals (module docstring); (advantage rows, strategy
@@ -149,8 +178,13 @@ def probe_sampling(spec: TraversalSpec, params: Params, key: jax.Array, traverse
     obs = jax.vmap(game.observation)(held, jnp.full(n, traverser))
     mask = jax.vmap(game.legal_action_mask)(held)
     sigma = regret_strategy(spec, params[0], obs, mask)
-    actions = jnp.argsort(~mask, axis=-1, stable=True)[:, :lanes].astype(jnp.int32)  # legal ones first
-    legal_lane = jnp.arange(lanes) < mask.sum(-1, keepdims=True)
+    if spec.sampled_actions:
+        k_probe, k_lanes = jax.random.split(k_probe)
+        actions, legal_lane, rest = _sampled_lanes(mask, sigma, spec.sampled_actions, k_lanes)
+        lanes = spec.sampled_actions + 1
+    else:
+        actions = jnp.argsort(~mask, axis=-1, stable=True)[:, :lanes].astype(jnp.int32)  # legal ones first
+        legal_lane = jnp.arange(lanes) < mask.sum(-1, keepdims=True)
     lane_ok = legal_lane & (count > 0)[:, None]
     # Spare lanes replay the first legal action, so every lane is a real game that ends. Rollouts are
     # laid out [traversal, probe, lane]: the lanes of one probe share their draws. Traversals are
@@ -174,13 +208,18 @@ def probe_sampling(spec: TraversalSpec, params: Params, key: jax.Array, traverse
     value = value.reshape(n, m, lanes).mean(1)
     value = jnp.zeros_like(value).at[order].set(value)  # back in traversal order
     value = jnp.where(lane_ok, value, 0.0)
-    baseline = (jnp.take_along_axis(sigma, actions, axis=-1) * value).sum(-1, keepdims=True)
-    regret = jnp.zeros((n, num_a)).at[jnp.arange(n)[:, None], actions].add(
-        jnp.where(lane_ok, value - baseline, 0.0))
+    share = jnp.take_along_axis(sigma, actions, axis=-1)
+    target = lane_ok
+    if spec.sampled_actions:  # the last lane stands for the actions left out (weight: their mass)
+        share, target = share.at[:, -1].set(rest), target.at[:, -1].set(False)
+    baseline = (share * value).sum(-1, keepdims=True)
+    rolled = jnp.arange(n)[:, None], actions
+    regret = jnp.zeros((n, num_a)).at[rolled].add(jnp.where(target, value - baseline, 0.0))
+    targeted = mask if not spec.sampled_actions else jnp.zeros_like(mask).at[rolled].max(target)
     t = jnp.asarray(iteration, jnp.float32)
-    adv = rows(obs, mask, regret, t * count, count > 0)
+    adv = rows(obs, targeted, regret, t * count, count > 0)
     strat = rows(rec["obs"], rec["mask"], rec["sigma"], jnp.full(rec["opp"].shape, t), rec["opp"])
-    crowded = (mask.sum(-1) > lanes).sum()
+    crowded = 0 if spec.sampled_actions else (mask.sum(-1) > lanes).sum()
     stats = {"nodes": count.sum() + rec["opp"].sum() + probe_nodes + (count > 0).sum(),
              "overflow": left + crowded, "terminal": jax.vmap(game.terminal)(ends).all() & (left == 0)}
     return adv, strat, stats

@@ -153,6 +153,57 @@ def test_probe_sampling_expectations_equal_exact_enumeration(player, probes):
     assert (tgt[~mask] == 0).all()
 
 
+def test_probe_action_sampling_expectations_equal_exact_enumeration():
+    """With one action of Kuhn's two drawn per kept node, each action gets a target at half the
+    nodes: twice the weighted regret sums per traversal equal the exact ones, and a row's mask
+    names exactly the one action it has a target for."""
+    game, tree, net, _, index = setup()
+    params = (net.init(jax.random.key(1)), net.init(jax.random.key(2)))
+    spec, num = TraversalSpec(game, net, "argmax", sampled_actions=1), 400_000
+    adv, _, stats = jax.jit(probe_sampling, static_argnums=(0, 5))(spec, params, jax.random.key(7), 0, 1, num)
+    assert int(stats["overflow"]) == 0 and bool(stats["terminal"])
+    who = tree.player[tree.node]
+    pol = np.where((who == 0)[:, None],
+                   np.asarray(regret_matching(net.apply(params[0], tree.observation), tree.mask)),
+                   np.asarray(regret_matching(net.apply(params[1], tree.observation), tree.mask)))
+    want_regret, _ = exact(tree, 0, pol, own=uniform_policy(tree))
+    weighted = np.asarray(adv["target"]) * np.asarray(adv["weight"])[:, None]
+    np.testing.assert_allclose(2 * per_infoset(index, adv, tree.num_infosets, weighted, num), want_regret,
+                               atol=0.003)
+    valid, mask = np.asarray(adv["valid"]), np.asarray(adv["mask"])
+    assert (mask[valid].sum(-1) == 1).all() and (np.asarray(adv["target"])[~mask] == 0).all()
+
+
+@pytest.mark.parametrize("k", [1, 3, 6])
+def test_sampled_lanes_give_unbiased_regrets(k):
+    """Six legal actions of eight with fixed values: over many draws, each action is drawn with
+    probability k / 6 and its regret against the lanes' baseline (the drawn actions at their sigma
+    plus the standing-in rollout at the rest's mass) averages to the exact ``v(a) - sigma . v``."""
+    from lostcities.deep_cfr.traversal.probe import _sampled_lanes
+
+    mask = jnp.asarray([[True, True, False, True, True, True, False, True]])
+    sigma = jnp.asarray([[0.5, 0.0, 0.0, 0.3, 0.05, 0.1, 0.0, 0.05]])
+    v = np.asarray([3.0, -2.0, 0.0, 1.0, 7.0, -5.0, 0.0, 0.5])
+    draws = 200_000
+    actions, legal, rest = jax.vmap(lambda key: _sampled_lanes(mask, sigma, k, key))(
+        jax.random.split(jax.random.key(0), draws))
+    actions, legal, rest = np.asarray(actions[:, 0]), np.asarray(legal[:, 0]), np.asarray(rest[:, 0])
+    picked, b = actions[:, :k], actions[:, k]
+    assert (np.asarray(mask[0])[picked] | ~legal[:, :k]).all() and legal[:, :k].sum(-1).max() == min(k, 6)
+    share = np.where(legal[:, :k], np.asarray(sigma[0])[picked], 0.0)
+    baseline = (share * v[picked]).sum(-1) + rest * v[b]
+    total = np.zeros(8)
+    hits = np.zeros(8)
+    np.add.at(total, picked[legal[:, :k]], (v[picked] - baseline[:, None])[legal[:, :k]])
+    np.add.at(hits, picked[legal[:, :k]], 1)
+    legal_ids = np.flatnonzero(np.asarray(mask[0]))
+    np.testing.assert_allclose(hits[legal_ids] / draws, min(k, 6) / 6, atol=0.005)
+    want = v - float(np.asarray(sigma[0]) @ v)
+    np.testing.assert_allclose(total[legal_ids] / hits[legal_ids], want[legal_ids], atol=0.05)
+    if k >= 6:  # every legal action drawn: nothing left for the extra lane, the baseline exact
+        assert (rest == 0).all() and not legal[:, k].any()
+
+
 def test_traversals_are_reproducible_from_the_key():
     game, _, net, params, _ = setup()
     spec = TraversalSpec(game, net, "uniform", 0.6, 2)
