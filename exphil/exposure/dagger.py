@@ -37,6 +37,7 @@ import pyarrow as pa
 from exphil.data.labels import with_label_columns
 from exphil.data.parse import parse_replay
 from exphil.data.spec import PLAYER_PREFIXES
+from exphil.data.stats import STATS_FILE
 from exphil.exposure.runs import train_or_resume
 from exphil.exposure.tables import write_frames_dataset
 from exphil.sim.evaluate import load_player, play_policy, rollout_table
@@ -142,7 +143,7 @@ def run_dagger(root: str | Path, base: TrainConfig, fixture: str, plan: DaggerPl
             aggregate += [(f"round_{k}/{i:05d}", t, dict(parsed.info)) for i, t in enumerate(new)]
             counts = {"new": len(new), "total": len(aggregate) - fixture_items, "states": len(kept)}
             write_atomic(folder / "segments.json", json.dumps(counts) + "\n")
-            if not (folder / "data" / "manifest.parquet").exists():
+            if not (folder / "data" / STATS_FILE).exists():  # written last: the build finished
                 write_frames_dataset(folder / "data", aggregate)
             train_or_resume(_round_train_config(base, folder / "run", folder / "data", fixture))
         report = _evaluate(folder, plan, fixture, progress)
