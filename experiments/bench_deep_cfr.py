@@ -4,9 +4,10 @@
     python -m experiments.bench_deep_cfr --games=lostcities --lostcities_batch=512 --json_out=/tmp/lc.json
 
 Classic Lost Cities runs outcome sampling and the ``lostcities_classic`` preset's probe sampling
-(its probes per action and net widths): ``--lostcities_batch`` traversals at once (a probe
-traversal rolls ``probes x 16`` games out, so fewer than poker's) against ``--lostcities_single``
-one at a time.
+(its probes, sampled actions and net widths): ``--lostcities_batch`` traversals at once (a probe
+traversal rolls up to ``probes x 16`` games out, so fewer than poker's) against
+``--lostcities_single`` one at a time. Probe rows also report advantage rows (kept information
+sets) per second, the figure action sampling trades nodes for.
 
 For each (game, sampling) the same jitted traversal function with the same networks runs once
 with ``batch`` traversals and ``single_games`` times with one traversal; states per second count
@@ -51,16 +52,17 @@ def bench(game_name: str, sampling: str, cfg: BenchConfig) -> dict:
     from lostcities.games import make_game
 
     game = make_game(game_name)
-    hidden, probes, batch, singles = cfg.hidden, 1, cfg.batch, cfg.single_games
+    hidden, probes, sampled, batch, singles = cfg.hidden, 1, 0, cfg.batch, cfg.single_games
     if game_name == "lostcities":
         batch, singles = cfg.lostcities_batch, cfg.lostcities_single
         if sampling == "probe":  # the preset's settings
             preset = PRESETS["lostcities_classic"]
-            hidden, probes = preset["advantage.hidden"], preset["probes"]
+            hidden, probes, sampled = preset["advantage.hidden"], preset["probes"], preset["probe_actions"]
     net = NetSpec(game.observation_size, game.num_actions, hidden)
     params = (net.init(jax.random.key(1)), net.init(jax.random.key(2)))
     # Widths that bound one traversal's widest depth (a Leduc traversal can need 10 slots).
-    spec = TraversalSpec(game, net, width={"kuhn": 2, "leduc": 12}.get(game_name, 1), probes=probes)
+    spec = TraversalSpec(game, net, width={"kuhn": 2, "leduc": 12}.get(game_name, 1), probes=probes,
+                         sampled_actions=sampled)
     key = jax.random.key(cfg.seed)
     keys = jax.random.split(key, singles)
     extra = {}
@@ -68,7 +70,8 @@ def bench(game_name: str, sampling: str, cfg: BenchConfig) -> dict:
         fn = jax.jit(outcome_sampling if sampling == "outcome" else probe_sampling, static_argnums=(0, 5))
 
         def run(k, n):
-            return fn(spec, params, k, 0, 1, n)[2]
+            adv, _, stats = fn(spec, params, k, 0, 1, n)
+            return {**stats, "rows": adv["valid"].sum()}
     else:
         fn, seen = jax.jit(external_sampling, static_argnums=(0, 5, 6)), {}
         for k, n in [(key, batch), *((k, 1) for k in keys)]:  # the pools training would fit
@@ -92,8 +95,10 @@ def bench(game_name: str, sampling: str, cfg: BenchConfig) -> dict:
     nodes_b, nodes_s = int(batched()), single()  # also compiles both
     tb, ts = (min(t.wall for t in time_calls(fn, repeats=cfg.repeats)) for fn in (batched, single))
     rate_b, rate_s = nodes_b / tb, nodes_s / ts
+    if sampling == "probe":
+        extra["rows_per_s_batched"] = int(run(key, batch)["rows"]) / tb
     return {"game": game_name, "sampling": sampling, "batch": batch, "single_games": singles,
-            "hidden": list(hidden), "probes": probes, "states_per_s_batched": rate_b,
+            "hidden": list(hidden), "probes": probes, "probe_actions": sampled, "states_per_s_batched": rate_b,
             "states_per_s_single": rate_s, "speedup": rate_b / rate_s, **extra}
 
 

@@ -11,3 +11,4 @@ def test_bench_reports_every_scheme_batched_and_one_game_at_a_time():
     assert [r["sampling"] for r in rows] == ["outcome", "external", "probe"]
     for r in rows:
         assert r["states_per_s_batched"] > 0 and r["states_per_s_single"] > 0
+    assert 0 < rows[2]["rows_per_s_batched"] < rows[2]["states_per_s_batched"]  # a row per traversal
