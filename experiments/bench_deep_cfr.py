@@ -98,8 +98,9 @@ def bench(game_name: str, sampling: str, cfg: BenchConfig) -> dict:
     if sampling == "probe":
         extra["rows_per_s_batched"] = int(run(key, batch)["rows"]) / tb
     return {"game": game_name, "sampling": sampling, "batch": batch, "single_games": singles,
-            "hidden": list(hidden), "probes": probes, "probe_actions": sampled, "states_per_s_batched": rate_b,
-            "states_per_s_single": rate_s, "speedup": rate_b / rate_s, **extra}
+            "hidden": list(hidden), "probes": probes, "probe_actions": sampled,
+            "states_per_s_batched": rate_b, "states_per_s_single": rate_s, "speedup": rate_b / rate_s,
+            **extra}
 
 
 def main(cfg: BenchConfig) -> dict:
