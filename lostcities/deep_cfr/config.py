@@ -100,6 +100,8 @@ class DeepCFRConfig:
     # Probe sampling: regrets for this many legal actions drawn at random per kept node, plus one
     # rollout standing for the rest of the baseline (0: every legal action, the exact baseline).
     probe_actions: int = 0
+    walk: str = "uniform"  # probe sampling on Lost Cities: the traverser's walk policy, uniform or a bot...
+    walk_uniform: float = 0.5  # ...mixed with uniform at this share of its nodes (a bot walk only)
     symmetry: bool = False  # Lost Cities: fit both nets on rows under random colour renamings
     checkpoint_every: int | None = None
     keep_checkpoints: int = 2
@@ -198,6 +200,10 @@ def check(cfg: DeepCFRConfig) -> None:
         raise ValueError(f"probes={cfg.probes}: at least 1, and more than 1 only with --sampling=probe")
     if cfg.probe_actions and sampling != "probe":
         raise ValueError(f"probe_actions={cfg.probe_actions} needs --sampling=probe")
+    if cfg.walk != "uniform" and (sampling != "probe" or cfg.game != "lostcities"):
+        raise ValueError(f"walk={cfg.walk!r} needs --game=lostcities --sampling=probe")
+    if not 0.0 < cfg.walk_uniform <= 1.0:
+        raise ValueError(f"walk_uniform must be in (0, 1] (every action needs mass), got {cfg.walk_uniform}")
     if cfg.league_size < 1:
         raise ValueError(f"league_size must be at least 1, got {cfg.league_size}")
     if cfg.game == "lostcities":
@@ -207,6 +213,8 @@ def check(cfg: DeepCFRConfig) -> None:
         if unknown:
             raise ValueError(f"eval.opponents: unknown {unknown}; choose bots {sorted(BOTS)} "
                              f"or the run's nets {list(NET_OPPONENTS)}")
+        if cfg.walk != "uniform" and cfg.walk not in BOTS:
+            raise ValueError(f"walk={cfg.walk!r}: uniform or a bot {sorted(BOTS)}")
     if not 0.0 < cfg.exploration <= 1.0:
         raise ValueError(f"exploration must be in (0, 1], got {cfg.exploration}")
     for name, value in config_tree.flatten(cfg).items():

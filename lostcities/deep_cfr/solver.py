@@ -19,7 +19,8 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from lostcities.api import Game
+from lostcities.api import Game, Policy
+from lostcities.bots import make_bot
 from lostcities.deep_cfr.config import DeepCFRConfig, history_depth, keeps_league
 from lostcities.deep_cfr.fit import FitSpec, fit
 from lostcities.deep_cfr.merge import merge_rows, merged_reservoir
@@ -195,7 +196,8 @@ def make_solver(cfg: DeepCFRConfig, game: Game) -> Solver:
     trav = TraversalSpec(game, adv_net, cfg.fallback, cfg.exploration, cfg.width,
                          "average" if average else "advantage", strat_net if average else adv_net,
                          expand_opponent=cfg.sampling == "chance", probes=cfg.probes,
-                         sampled_actions=cfg.probe_actions,
+                         sampled_actions=cfg.probe_actions, walk_bot=_walk_bot(cfg, game),
+                         walk_uniform=cfg.walk_uniform if cfg.walk != "uniform" else 1.0,
                          record_current=cfg.opponent != "current")
     a, s = cfg.advantage, cfg.strategy
     sym = game if cfg.symmetry else None
@@ -204,6 +206,13 @@ def make_solver(cfg: DeepCFRConfig, game: Game) -> Solver:
                           symmetry=sym),
                   FitSpec(strat_net, "strategy", s.steps, s.batch_size, s.learning_rate, schedule=s.schedule,
                           symmetry=sym))
+
+
+def _walk_bot(cfg: DeepCFRConfig, game: Game) -> Policy | None:
+    """The bot the traverser's probe walk plays (``cfg.walk``), or None for the uniform walk."""
+    if cfg.walk == "uniform":
+        return None
+    return make_bot(cfg.walk, game.variant)
 
 
 def _stack(trees: list[Any]) -> Any:

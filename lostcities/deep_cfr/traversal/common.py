@@ -24,7 +24,7 @@ from typing import Literal
 import jax
 import jax.numpy as jnp
 
-from lostcities.api import Game
+from lostcities.api import Game, Policy
 from lostcities.deep_cfr.networks import NetSpec
 from lostcities.deep_cfr.regret import Fallback, masked_softmax, regret_matching
 
@@ -48,6 +48,8 @@ class TraversalSpec:
     expand_opponent: bool = False  # external sampling: also expand the opponent (chance sampling)
     probes: int = 1  # probe sampling: rollouts per legal action at the kept node (their mean is its value)
     sampled_actions: int = 0  # probe sampling: actions rolled out per kept node (0: every legal one)
+    walk_bot: Policy | None = None  # probe sampling: the traverser's walk plays this bot...
+    walk_uniform: float = 1.0  # ...except at this share of its nodes, where it plays uniformly
     # Outcome sampling against a non-current opponent (average net, league): strategy rows record the
     # opponent's current regret-matching strategy (``params[2]``), importance-weighted for its behaviour.
     record_current: bool = False

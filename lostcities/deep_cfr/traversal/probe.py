@@ -23,6 +23,13 @@ pi_c(h) u_i(h)``, the own-reach weighting the average strategy needs. A traversa
 plus ``probes`` rollouts of each legal action from ``h``; the rollouts stop when every counted
 lane's game is over, gathered into smaller batches as their games end.
 
+Walk policy (``spec.walk_bot``): the argument above needs only a walk policy for ``p`` that is
+fixed across iterations and gives every legal action some mass, so ``p`` may walk with a bot at
+all but a ``spec.walk_uniform`` share of its nodes (uniform there): ``u_i`` becomes that mixture's
+reach, still one positive factor per information set, which regret matching divides out. The
+kept nodes then come from games nearer the bot's, where a uniform walk (every expedition opened,
+hands scattered) seldom goes.
+
 Action sampling (``spec.sampled_actions = k``): instead of every legal action, ``k`` drawn
 uniformly without replacement (the set ``S``) get regrets, and one more rollout, of ``b`` drawn
 from sigma restricted to the legal actions outside ``S``, stands for them in the baseline:
@@ -167,6 +174,10 @@ def probe_sampling(spec: TraversalSpec, params: Params, key: jax.Array, traverse
         own = active & (p == traverser)
         behaviour = jnp.where(own[:, None], mask.astype(jnp.float32), sigma)  # p: uniform over legal
         a = jnp.argmax(log_probs(behaviour) + jax.random.gumbel(k_g, (n, num_a)), axis=-1)
+        if spec.walk_bot is not None:  # p: the bot, except at a walk_uniform share of its nodes
+            k_bot, k_mix = jax.random.split(jax.random.fold_in(kk, 3))
+            bot = jax.vmap(spec.walk_bot)(obs, mask, jax.random.split(k_bot, n))
+            a = jnp.where(own & (jax.random.uniform(k_mix, (n,)) >= spec.walk_uniform), bot, a)
         count = count + own
         keep = own & (jax.random.uniform(k_keep, (n,)) * count < 1.0)  # the j-th node replaces w.p. 1/j
         rec = {"obs": obs, "mask": mask, "sigma": sigma, "opp": active & ~own}

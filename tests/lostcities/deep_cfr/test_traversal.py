@@ -174,6 +174,33 @@ def test_probe_action_sampling_expectations_equal_exact_enumeration():
     assert (mask[valid].sum(-1) == 1).all() and (np.asarray(adv["target"])[~mask] == 0).all()
 
 
+def test_probe_walk_with_a_bot_weights_regrets_by_the_mixed_walk_reach():
+    """A walk bot (Kuhn's first legal action) mixed with uniform at half of the traverser's nodes:
+    the weighted regret sums per traversal equal the exact regrets weighted by that mixture's
+    reach of the traverser's own actions, not the uniform walk's (player 0 acts twice, so they
+    differ: by 0.09 at one of its sets with these nets)."""
+    game, tree, net, _, index = setup()
+    params = (net.init(jax.random.key(5)), net.init(jax.random.key(6)))
+    spec = TraversalSpec(game, net, "argmax", walk_bot=lambda obs, mask, key: jnp.argmax(mask),
+                         walk_uniform=0.5)
+    num = 400_000
+    adv, _, stats = jax.jit(probe_sampling, static_argnums=(0, 5))(spec, params, jax.random.key(7), 0, 1, num)
+    assert int(stats["overflow"]) == 0 and bool(stats["terminal"])
+    who = tree.player[tree.node]
+    pol = np.where((who == 0)[:, None],
+                   np.asarray(regret_matching(net.apply(params[0], tree.observation), tree.mask)),
+                   np.asarray(regret_matching(net.apply(params[1], tree.observation), tree.mask)))
+    uniform = uniform_policy(tree)
+    first = np.eye(tree.mask.shape[1])[np.argmax(tree.mask, axis=-1)] * tree.mask
+    walk = 0.5 * uniform + 0.5 * first
+    want_regret, _ = exact(tree, 0, pol, own=walk)
+    uniform_regret, _ = exact(tree, 0, pol, own=uniform)
+    assert np.abs(want_regret - uniform_regret).max() > 0.05
+    weighted = np.asarray(adv["target"]) * np.asarray(adv["weight"])[:, None]
+    np.testing.assert_allclose(per_infoset(index, adv, tree.num_infosets, weighted, num), want_regret,
+                               atol=0.002)
+
+
 @pytest.mark.parametrize("k", [1, 3, 6])
 def test_sampled_lanes_give_unbiased_regrets(k):
     """Six legal actions of eight with fixed values: over many draws, each action is drawn with
