@@ -43,6 +43,14 @@ def test_other_bad_combinations_are_rejected():
         DeepCFRConfig(exploration=0.0)
     with pytest.raises(ValueError, match="non-negative"):
         DeepCFRConfig(iterations=-1)
+    with pytest.raises(ValueError, match="needs --sampling=probe"):
+        DeepCFRConfig(game="lostcities", sampling="outcome", probe_actions=3)
+    with pytest.raises(ValueError, match="needs --game=lostcities --sampling=probe"):
+        DeepCFRConfig(game="kuhn", sampling="probe", walk="heuristic")
+    with pytest.raises(ValueError, match="uniform or a bot"):
+        DeepCFRConfig(game="lostcities", sampling="probe", walk="expert")
+    with pytest.raises(ValueError, match="every action needs mass"):
+        DeepCFRConfig(game="lostcities", sampling="probe", walk="heuristic", walk_uniform=0.0)
 
 
 def test_reinit_and_schedule_come_from_the_game_row_unless_given():
