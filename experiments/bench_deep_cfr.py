@@ -4,7 +4,7 @@
     python -m experiments.bench_deep_cfr --games=lostcities --lostcities_batch=512 --json_out=/tmp/lc.json
 
 Classic Lost Cities runs outcome sampling and the ``lostcities_classic`` preset's probe sampling
-(its probes, sampled actions and net widths): ``--lostcities_batch`` traversals at once (a probe
+(its probes, sampled actions, walk and net widths): ``--lostcities_batch`` traversals at once (a probe
 traversal rolls up to ``probes x 16`` games out, so fewer than poker's) against
 ``--lostcities_single`` one at a time. Probe rows also report advantage rows (kept information
 sets) per second, the figure action sampling trades nodes for.
@@ -40,6 +40,7 @@ def bench(game_name: str, sampling: str, cfg: BenchConfig) -> dict:
     import jax
     import numpy as np
 
+    from lostcities.bots import make_bot
     from lostcities.deep_cfr.networks import NetSpec
     from lostcities.deep_cfr.presets import PRESETS
     from lostcities.deep_cfr.traversal import (
@@ -53,16 +54,19 @@ def bench(game_name: str, sampling: str, cfg: BenchConfig) -> dict:
 
     game = make_game(game_name)
     hidden, probes, sampled, batch, singles = cfg.hidden, 1, 0, cfg.batch, cfg.single_games
+    walk: dict = {}
     if game_name == "lostcities":
         batch, singles = cfg.lostcities_batch, cfg.lostcities_single
         if sampling == "probe":  # the preset's settings
             preset = PRESETS["lostcities_classic"]
             hidden, probes, sampled = preset["advantage.hidden"], preset["probes"], preset["probe_actions"]
+            walk = {"walk_bot": make_bot(preset["walk"], game.variant),
+                    "walk_uniform": preset["walk_uniform"]}
     net = NetSpec(game.observation_size, game.num_actions, hidden)
     params = (net.init(jax.random.key(1)), net.init(jax.random.key(2)))
     # Widths that bound one traversal's widest depth (a Leduc traversal can need 10 slots).
     spec = TraversalSpec(game, net, width={"kuhn": 2, "leduc": 12}.get(game_name, 1), probes=probes,
-                         sampled_actions=sampled)
+                         sampled_actions=sampled, **walk)
     key = jax.random.key(cfg.seed)
     keys = jax.random.split(key, singles)
     extra = {}

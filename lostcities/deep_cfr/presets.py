@@ -60,12 +60,14 @@ NAMED: dict[str, dict[str, Any]] = {
                          "advantage.hidden": (128, 128), "advantage.steps": 400,
                          "strategy.hidden": (128, 128), "strategy.steps": 2000},
     # Classic Lost Cities within a CPU budget: probe sampling with 3 sampled actions per kept node
-    # (2,048 traversals: twice the rows of 1,024 every-action ones in ~45 s against ~43), both nets
-    # fitted under random colour renamings (120 views of every row), evaluated against three bots
-    # (each opponent kind compiles a program of its own; eval_lostcities measures the rest).
+    # (2,048 traversals: twice the rows of 1,024 every-action ones in ~45 s against ~43), the
+    # traverser walking with the heuristic bot at half its nodes (at iteration 40: -1 against
+    # threshold where the uniform walk gave -13), both nets fitted under random colour renamings
+    # (120 views of every row), evaluated against three bots (each opponent kind compiles a
+    # program of its own; eval_lostcities measures the rest).
     "lostcities_classic": {"game": "lostcities", "variant": "classic", "sampling": "probe", "iterations": 40,
                            "traversals": 2048, "chunk": 512, "probes": 1, "probe_actions": 3,
-                           "symmetry": True,
+                           "walk": "heuristic", "walk_uniform": 0.5, "symmetry": True,
                            "advantage.hidden": (128, 128), "advantage.steps": 300,
                            "strategy.hidden": (128, 128), "strategy.steps": 1500, "eval.every": 5,
                            "eval.games": 200, "checkpoint_every": 1,
