@@ -121,6 +121,22 @@ def test_expected_sampled_regrets_equal_exact_counterfactual_regrets(scheme, pla
     assert (tgt[~mask] == 0).all()
 
 
+def probe_rows(player, seeds=(1, 2), num=400_000, **spec_args):
+    """``num`` probe-sampling traversals for ``player`` at iteration 1 with random nets (keys
+    ``seeds``): (tree, infoset index, advantage rows, strategy rows, the nets' policy at every node)."""
+    game, tree, net, _, index = setup()
+    params = (net.init(jax.random.key(seeds[0])), net.init(jax.random.key(seeds[1])))
+    spec = TraversalSpec(game, net, "argmax", **spec_args)
+    adv, strat, stats = jax.jit(probe_sampling, static_argnums=(0, 5))(
+        spec, params, jax.random.key(7), player, 1, num)
+    assert int(stats["overflow"]) == 0 and bool(stats["terminal"])
+    who = tree.player[tree.node]
+    pol = np.where((who == player)[:, None],
+                   np.asarray(regret_matching(net.apply(params[0], tree.observation), tree.mask)),
+                   np.asarray(regret_matching(net.apply(params[1], tree.observation), tree.mask)))
+    return tree, index, adv, strat, pol
+
+
 @pytest.mark.parametrize("player, probes", [(0, 1), (1, 1), pytest.param(0, 3, marks=pytest.mark.slow)])
 def test_probe_sampling_expectations_equal_exact_enumeration(player, probes):
     """Random nets (non-uniform strategies): per traversal, the weighted regret rows at ``I`` sum
@@ -130,16 +146,8 @@ def test_probe_sampling_expectations_equal_exact_enumeration(player, probes):
     traversals the sampling error (~0.0009) is well below what player 0's rows would miss by
     without the walk's node-count weight (0.003) or with the nets' reach in place of the
     uniform walk's (0.006); player 1 acts once per game, where the three coincide."""
-    game, tree, net, _, index = setup()
-    params = (net.init(jax.random.key(1)), net.init(jax.random.key(2)))
-    spec, num = TraversalSpec(game, net, "argmax", probes=probes), 400_000
-    adv, strat, stats = jax.jit(probe_sampling, static_argnums=(0, 5))(
-        spec, params, jax.random.key(7), player, 1, num)
-    assert int(stats["overflow"]) == 0 and bool(stats["terminal"])
-    who = tree.player[tree.node]
-    pol = np.where((who == player)[:, None],
-                   np.asarray(regret_matching(net.apply(params[0], tree.observation), tree.mask)),
-                   np.asarray(regret_matching(net.apply(params[1], tree.observation), tree.mask)))
+    num = 400_000
+    tree, index, adv, strat, pol = probe_rows(player, num=num, probes=probes)
     assert np.abs(pol - uniform_policy(tree)).max() > 0.4  # the walk's policy is not the nets'
     want_regret, want_reach = exact(tree, player, pol, own=uniform_policy(tree))
     weighted = np.asarray(adv["target"]) * np.asarray(adv["weight"])[:, None]
@@ -157,15 +165,8 @@ def test_probe_action_sampling_expectations_equal_exact_enumeration():
     """With one action of Kuhn's two drawn per kept node, each action gets a target at half the
     nodes: twice the weighted regret sums per traversal equal the exact ones, and a row's mask
     names exactly the one action it has a target for."""
-    game, tree, net, _, index = setup()
-    params = (net.init(jax.random.key(1)), net.init(jax.random.key(2)))
-    spec, num = TraversalSpec(game, net, "argmax", sampled_actions=1), 400_000
-    adv, _, stats = jax.jit(probe_sampling, static_argnums=(0, 5))(spec, params, jax.random.key(7), 0, 1, num)
-    assert int(stats["overflow"]) == 0 and bool(stats["terminal"])
-    who = tree.player[tree.node]
-    pol = np.where((who == 0)[:, None],
-                   np.asarray(regret_matching(net.apply(params[0], tree.observation), tree.mask)),
-                   np.asarray(regret_matching(net.apply(params[1], tree.observation), tree.mask)))
+    num = 400_000
+    tree, index, adv, _, pol = probe_rows(0, num=num, sampled_actions=1)
     want_regret, _ = exact(tree, 0, pol, own=uniform_policy(tree))
     weighted = np.asarray(adv["target"]) * np.asarray(adv["weight"])[:, None]
     np.testing.assert_allclose(2 * per_infoset(index, adv, tree.num_infosets, weighted, num), want_regret,
@@ -179,17 +180,9 @@ def test_probe_walk_with_a_bot_weights_regrets_by_the_mixed_walk_reach():
     the weighted regret sums per traversal equal the exact regrets weighted by that mixture's
     reach of the traverser's own actions, not the uniform walk's (player 0 acts twice, so they
     differ: by 0.09 at one of its sets with these nets)."""
-    game, tree, net, _, index = setup()
-    params = (net.init(jax.random.key(5)), net.init(jax.random.key(6)))
-    spec = TraversalSpec(game, net, "argmax", walk_bot=lambda obs, mask, key: jnp.argmax(mask),
-                         walk_uniform=0.5)
     num = 400_000
-    adv, _, stats = jax.jit(probe_sampling, static_argnums=(0, 5))(spec, params, jax.random.key(7), 0, 1, num)
-    assert int(stats["overflow"]) == 0 and bool(stats["terminal"])
-    who = tree.player[tree.node]
-    pol = np.where((who == 0)[:, None],
-                   np.asarray(regret_matching(net.apply(params[0], tree.observation), tree.mask)),
-                   np.asarray(regret_matching(net.apply(params[1], tree.observation), tree.mask)))
+    tree, index, adv, _, pol = probe_rows(0, seeds=(5, 6), num=num, walk_uniform=0.5,
+                                          walk_bot=lambda obs, mask, key: jnp.argmax(mask))
     uniform = uniform_policy(tree)
     first = np.eye(tree.mask.shape[1])[np.argmax(tree.mask, axis=-1)] * tree.mask
     walk = 0.5 * uniform + 0.5 * first
