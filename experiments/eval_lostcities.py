@@ -2,10 +2,12 @@
 
     python -m experiments.eval_lostcities --a=heuristic --b=random --games=2000 --json_out=/tmp/e.json
     python -m experiments.eval_lostcities --a=pretrained --b=threshold --games=4000
+    python -m experiments.eval_lostcities --a=argmax:pretrained --b=threshold --games=2000
     python -m experiments.eval_lostcities --a=search:RUN_DIR --b=heuristic --games=400 \
         --search.determinizations=16 --search.top_k=4 --search.prior_weight=2
 
-A player is a bot name, ``pretrained``, a Deep CFR run folder, ``search`` or ``search:PLAYER``.
+A player is a bot name, ``pretrained``, a Deep CFR run folder, ``argmax:AGENT`` (the agent's most
+probable move), ``search`` or ``search:PLAYER``.
 Reports ``win_rate_a`` with a Wilson 95% interval, the mean score difference (A - B) with a 95%
 interval over deals, both players' score distributions and play diagnostics, and the capped-game rate.
 """

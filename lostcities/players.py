@@ -5,7 +5,10 @@
 - a Deep CFR run folder: its agent, the average-strategy net (``lostcities.deep_cfr.player.load_agent``);
 - ``search`` (determinized rollout search with ``heuristic`` rollouts over every legal move) or
   ``search:PLAYER``, the search with ``PLAYER`` (any of the above) as its rollout policy and, for
-  a learned agent, as its prior (``lostcities.search``; settings from ``search``).
+  a learned agent, as its prior (``lostcities.search``; settings from ``search``);
+- ``argmax:PLAYER`` with ``PLAYER`` a learned agent (``pretrained`` or a run folder): the agent's
+  most probable legal move instead of a sample, which is stronger against fixed bots (see
+  docs/lost-cities.md); ``search:argmax:PLAYER`` searches with those deterministic rollouts.
 
 Run folders are read by ``run_loader`` (an argument, so callers and tests can plug in another).
 """
@@ -17,12 +20,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import jax
+import jax.numpy as jnp
+
 from lostcities.api import Policy
 from lostcities.bots import BOTS, make_bot
 from lostcities.search import PriorFn, SearchSpec, search_policy
 from lostcities.variants import Variant
 
-__all__ = ["DEFAULT_SEARCH", "Player", "RunLoader", "accepted_players", "resolve", "resolve_player"]
+__all__ = ["DEFAULT_SEARCH", "Player", "RunLoader", "accepted_players", "argmax_policy", "resolve",
+           "resolve_player"]
 
 DEFAULT_SEARCH = SearchSpec()
 
@@ -40,8 +47,18 @@ class Player:
 
 def accepted_players() -> str:
     """One line listing every accepted player name (for error messages and ``--help``)."""
-    return (f"a bot ({', '.join(sorted(BOTS))}), pretrained, a Deep CFR run folder, search, "
+    return (f"a bot ({', '.join(sorted(BOTS))}), pretrained, a Deep CFR run folder, "
+            "argmax:AGENT with AGENT pretrained or a run folder, search, "
             "or search:PLAYER with PLAYER any of those")
+
+
+def argmax_policy(probs: PriorFn) -> Policy:
+    """``(obs, mask, key) -> action``: the legal action ``probs`` rates highest (lowest index on ties)."""
+
+    def policy(obs: jax.Array, mask: jax.Array, key: jax.Array) -> jax.Array:
+        return jnp.argmax(jnp.where(mask, probs(obs, mask), -1.0), axis=-1).astype(jnp.int32)
+
+    return policy
 
 
 def _load_run(run_dir: Path, variant: Variant) -> Any:
@@ -68,6 +85,13 @@ def resolve(spec: str, variant: Variant, *, search: SearchSpec = DEFAULT_SEARCH,
     if spec == "search" or spec.startswith("search:"):
         inner = resolve(spec.partition(":")[2] or "heuristic", variant, search=search, run_loader=run_loader)
         return Player(search_policy(search, variant, inner.policy, inner.prior))
+    if spec.startswith("argmax:"):
+        inner_name = spec.partition(":")[2]
+        inner = resolve(inner_name, variant, search=search, run_loader=run_loader)
+        if inner.prior is None:
+            raise ValueError(f"player {spec!r}: {inner_name!r} has no action probabilities to take the "
+                             f"argmax of; accepted: {accepted_players()}")
+        return Player(argmax_policy(inner.prior), inner.prior)
     path = Path(spec)
     if not path.is_dir():
         raise ValueError(f"player {spec!r} is neither a bot nor a run folder; accepted: {accepted_players()}")

@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import pytest
 
 from lostcities.evaluation import evaluate, wilson_interval
-from lostcities.players import resolve_player
+from lostcities.players import resolve, resolve_player
 from lostcities.variants import get_variant
 
 
@@ -50,3 +50,36 @@ def test_resolve_player_uses_the_run_folder_loader(tmp_path):
 
     assert resolve_player(str(tmp_path), get_variant("tiny"), run_loader=load_player) is _first_legal
     assert seen["args"] == (tmp_path, "tiny")
+
+
+class _FixedAgent:
+    """A learned-agent stand-in: fixed action probabilities, and a policy that must not be used."""
+
+    def __init__(self, probs):
+        self._probs = jnp.asarray(probs, jnp.float32)
+
+    def probs(self, obs, mask):
+        return jnp.where(mask, self._probs, 0.0)
+
+    def policy(self, obs, mask, key):
+        raise AssertionError("argmax: must not sample the agent")
+
+
+def test_argmax_player_plays_the_most_probable_legal_action(tmp_path):
+    import jax
+
+    variant = get_variant("tiny")
+    agent = _FixedAgent([0.1, 0.5, 0.3, 0.1])  # index 1 best; when it is illegal, index 2
+    player = resolve(f"argmax:{tmp_path}", variant, run_loader=lambda path, v: agent)
+    obs = jnp.zeros(3)
+    for seed in range(3):  # deterministic: the key does not matter
+        key = jax.random.key(seed)
+        assert int(player.policy(obs, jnp.array([True, True, True, True]), key)) == 1
+        assert int(player.policy(obs, jnp.array([True, False, True, True]), key)) == 2
+        assert int(player.policy(obs, jnp.array([True, False, False, True]), key)) == 0  # tie: lowest
+    assert player.prior == agent.probs  # kept, so search:argmax:RUN still has a prior
+
+
+def test_argmax_of_a_bot_is_refused():
+    with pytest.raises(ValueError, match="no action probabilities"):
+        resolve("argmax:heuristic", get_variant("tiny"))
