@@ -4,7 +4,8 @@
     python -m lostcities.play --opponent=pretrained      # the shipped classic Deep CFR agent
     python -m lostcities.play --opponent=RUN_DIR         # a Deep CFR run folder's agent
 
-The opponent is any name ``lostcities.players`` accepts (bots, ``pretrained``, run folders, ``search``).
+The opponent is any name ``lostcities.players`` accepts (bots, ``pretrained``, run folders,
+``argmax:AGENT``, ``search``).
 
 Illegal or malformed input is answered with the reason and asked again; end of input quits.
 """
