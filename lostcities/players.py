@@ -87,6 +87,9 @@ def resolve(spec: str, variant: Variant, *, search: SearchSpec = DEFAULT_SEARCH,
         return Player(search_policy(search, variant, inner.policy, inner.prior))
     if spec.startswith("argmax:"):
         inner_name = spec.partition(":")[2]
+        if not inner_name:
+            raise ValueError(f"player {spec!r} names no agent (argmax:pretrained, argmax:RUN_DIR); "
+                             f"accepted: {accepted_players()}")
         inner = resolve(inner_name, variant, search=search, run_loader=run_loader)
         if inner.prior is None:
             raise ValueError(f"player {spec!r}: {inner_name!r} has no action probabilities to take the "

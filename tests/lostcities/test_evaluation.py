@@ -80,6 +80,8 @@ def test_argmax_player_plays_the_most_probable_legal_action(tmp_path):
     assert player.prior == agent.probs  # kept, so search:argmax:RUN still has a prior
 
 
-def test_argmax_of_a_bot_is_refused():
+def test_argmax_of_a_bot_or_of_nothing_is_refused():
     with pytest.raises(ValueError, match="no action probabilities"):
         resolve("argmax:heuristic", get_variant("tiny"))
+    with pytest.raises(ValueError, match="names no agent"):
+        resolve("argmax:", get_variant("tiny"))
