@@ -65,7 +65,7 @@ NAMED: dict[str, dict[str, Any]] = {
     # threshold where the uniform walk gave -13), both nets fitted under random colour renamings
     # (120 views of every row), evaluated against three bots (each opponent kind compiles a
     # program of its own; eval_lostcities measures the rest). 80 iterations: the heuristic walk
-    # still gained 4-7 points a game against threshold and the heuristic from iteration 40 to 80.
+    # still gained 2-5 points a game against threshold and the heuristic from iteration 40 to 80.
     "lostcities_classic": {"game": "lostcities", "variant": "classic", "sampling": "probe", "iterations": 80,
                            "traversals": 2048, "chunk": 512, "probes": 1, "probe_actions": 3,
                            "walk": "heuristic", "walk_uniform": 0.5, "symmetry": True,
