@@ -25,7 +25,7 @@ from lostcities.variants import get_variant
 
 @dataclasses.dataclass(frozen=True)
 class EvalConfig:
-    a: str = "heuristic"  # a player name (lostcities.players): bot, pretrained, run folder, search[:PLAYER]
+    a: str = "heuristic"  # a player name (lostcities.players): bot, pretrained, run, argmax:AGENT, search[:P]
     b: str = "random"
     games: int = 1000
     variant: str = "classic"

@@ -6,9 +6,9 @@
 - ``search`` (determinized rollout search with ``heuristic`` rollouts over every legal move) or
   ``search:PLAYER``, the search with ``PLAYER`` (any of the above) as its rollout policy and, for
   a learned agent, as its prior (``lostcities.search``; settings from ``search``);
-- ``argmax:PLAYER`` with ``PLAYER`` a learned agent (``pretrained`` or a run folder): the agent's
+- ``argmax:AGENT`` with ``AGENT`` a learned agent (``pretrained`` or a run folder): the agent's
   most probable legal move instead of a sample, which is stronger against fixed bots (see
-  docs/lost-cities.md); ``search:argmax:PLAYER`` searches with those deterministic rollouts.
+  docs/lost-cities.md); ``search:argmax:AGENT`` searches with those deterministic rollouts.
 
 Run folders are read by ``run_loader`` (an argument, so callers and tests can plug in another).
 """
