@@ -42,7 +42,7 @@ def bench(game_name: str, sampling: str, cfg: BenchConfig) -> dict:
 
     from lostcities.deep_cfr.networks import NetSpec
     from lostcities.deep_cfr.presets import PRESETS
-    from lostcities.deep_cfr.solver import walk_bot
+    from lostcities.deep_cfr.solver import probe_bot
     from lostcities.deep_cfr.traversal import (
         TraversalSpec,
         external_sampling,
@@ -60,7 +60,7 @@ def bench(game_name: str, sampling: str, cfg: BenchConfig) -> dict:
         if sampling == "probe":  # the preset's settings
             preset = PRESETS["lostcities_classic"]
             hidden, probes, sampled = preset["advantage.hidden"], preset["probes"], preset["probe_actions"]
-            walk = {"walk_bot": walk_bot(preset["walk"], game), "walk_uniform": preset["walk_uniform"]}
+            walk = {"walk_bot": probe_bot(preset["walk"], game), "walk_uniform": preset["walk_uniform"]}
     net = NetSpec(game.observation_size, game.num_actions, hidden)
     params = (net.init(jax.random.key(1)), net.init(jax.random.key(2)))
     # Widths that bound one traversal's widest depth (a Leduc traversal can need 10 slots).

@@ -102,6 +102,9 @@ class DeepCFRConfig:
     probe_actions: int = 0
     walk: str = "uniform"  # probe sampling on Lost Cities: the traverser's walk policy, uniform or a bot...
     walk_uniform: float = 0.5  # ...mixed with uniform at this share of its nodes (a bot walk only)
+    # Probe sampling on Lost Cities: who plays the probes' rollouts, both sides: "sigma" (the current
+    # strategies, CFR's estimator) or a bot (its action values: policy improvement over the bot).
+    rollout: str = "sigma"
     symmetry: bool = False  # Lost Cities: fit both nets on rows under random colour renamings
     checkpoint_every: int | None = None
     keep_checkpoints: int = 2
@@ -202,6 +205,8 @@ def check(cfg: DeepCFRConfig) -> None:
         raise ValueError(f"probe_actions={cfg.probe_actions} needs --sampling=probe")
     if cfg.walk != "uniform" and (sampling != "probe" or cfg.game != "lostcities"):
         raise ValueError(f"walk={cfg.walk!r} needs --game=lostcities --sampling=probe")
+    if cfg.rollout != "sigma" and (sampling != "probe" or cfg.game != "lostcities"):
+        raise ValueError(f"rollout={cfg.rollout!r} needs --game=lostcities --sampling=probe")
     if not 0.0 < cfg.walk_uniform <= 1.0:
         raise ValueError(f"walk_uniform must be in (0, 1] (every action needs mass), got {cfg.walk_uniform}")
     if cfg.league_size < 1:
@@ -215,6 +220,8 @@ def check(cfg: DeepCFRConfig) -> None:
                              f"or the run's nets {list(NET_OPPONENTS)}")
         if cfg.walk != "uniform" and cfg.walk not in BOTS:
             raise ValueError(f"walk={cfg.walk!r}: uniform or a bot {sorted(BOTS)}")
+        if cfg.rollout != "sigma" and cfg.rollout not in BOTS:
+            raise ValueError(f"rollout={cfg.rollout!r}: sigma or a bot {sorted(BOTS)}")
     if not 0.0 < cfg.exploration <= 1.0:
         raise ValueError(f"exploration must be in (0, 1], got {cfg.exploration}")
     for name, value in config_tree.flatten(cfg).items():

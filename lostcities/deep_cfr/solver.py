@@ -37,7 +37,7 @@ from lostcities.deep_cfr.traversal import (
 )
 from runkit import config_tree
 
-__all__ = ["Solver", "SolverState", "make_solver", "traversal_rows", "walk_bot"]
+__all__ = ["Solver", "SolverState", "make_solver", "probe_bot", "traversal_rows"]
 
 
 @struct.dataclass
@@ -196,8 +196,8 @@ def make_solver(cfg: DeepCFRConfig, game: Game) -> Solver:
     trav = TraversalSpec(game, adv_net, cfg.fallback, cfg.exploration, cfg.width,
                          "average" if average else "advantage", strat_net if average else adv_net,
                          expand_opponent=cfg.sampling == "chance", probes=cfg.probes,
-                         sampled_actions=cfg.probe_actions, walk_bot=walk_bot(cfg.walk, game),
-                         walk_uniform=cfg.walk_uniform,
+                         sampled_actions=cfg.probe_actions, walk_bot=probe_bot(cfg.walk, game),
+                         walk_uniform=cfg.walk_uniform, rollout_bot=probe_bot(cfg.rollout, game),
                          record_current=cfg.opponent != "current")
     a, s = cfg.advantage, cfg.strategy
     sym = game if cfg.symmetry else None
@@ -208,10 +208,10 @@ def make_solver(cfg: DeepCFRConfig, game: Game) -> Solver:
                           symmetry=sym))
 
 
-def walk_bot(walk: str, game: Game) -> Policy | None:
-    """The bot a probe walk named ``walk`` (``DeepCFRConfig.walk``) plays on Lost Cities ``game``,
-    or None for the uniform walk."""
-    return None if walk == "uniform" else make_bot(walk, game.variant)
+def probe_bot(name: str, game: Game) -> Policy | None:
+    """The bot named ``name`` on Lost Cities ``game`` for a probe walk or rollout
+    (``DeepCFRConfig.walk``, ``.rollout``), or None for their defaults (uniform walk, sigma rollouts)."""
+    return None if name in ("uniform", "sigma") else make_bot(name, game.variant)
 
 
 def _stack(trees: list[Any]) -> Any:

@@ -50,6 +50,7 @@ class TraversalSpec:
     sampled_actions: int = 0  # probe sampling: actions rolled out per kept node (0: every legal one)
     walk_bot: Policy | None = None  # probe sampling: the traverser's walk plays this bot...
     walk_uniform: float = 1.0  # ...except at this share of its nodes, where it plays uniformly
+    rollout_bot: Policy | None = None  # probe sampling: both sides of the probes' rollouts play this bot
     # Outcome sampling against a non-current opponent (average net, league): strategy rows record the
     # opponent's current regret-matching strategy (``params[2]``), importance-weighted for its behaviour.
     record_current: bool = False
