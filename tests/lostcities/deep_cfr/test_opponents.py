@@ -145,6 +145,7 @@ def test_league_ring_index_is_one_rule_on_host_and_traced():
         assert host == [int(traced(jnp.int32(done), jnp.int32(r))) for r in range(count)]
 
 
+@pytest.mark.slow  # compiles two micro Lost Cities solvers (~30 s)
 def test_rollout_bot_changes_the_probe_values_not_the_walk():
     """``--rollout=greedy`` reaches the probe traversal: from the same key, the kept nodes (the walk)
     are the same as under sigma rollouts, the regret targets are not."""
