@@ -203,10 +203,10 @@ def check(cfg: DeepCFRConfig) -> None:
         raise ValueError(f"probes={cfg.probes}: at least 1, and more than 1 only with --sampling=probe")
     if cfg.probe_actions and sampling != "probe":
         raise ValueError(f"probe_actions={cfg.probe_actions} needs --sampling=probe")
-    if cfg.walk != "uniform" and (sampling != "probe" or cfg.game != "lostcities"):
-        raise ValueError(f"walk={cfg.walk!r} needs --game=lostcities --sampling=probe")
-    if cfg.rollout != "sigma" and (sampling != "probe" or cfg.game != "lostcities"):
-        raise ValueError(f"rollout={cfg.rollout!r} needs --game=lostcities --sampling=probe")
+    probe_bots = {"walk": (cfg.walk, "uniform"), "rollout": (cfg.rollout, "sigma")}  # (value, default)
+    for field, (name, default) in probe_bots.items():
+        if name != default and (sampling != "probe" or cfg.game != "lostcities"):
+            raise ValueError(f"{field}={name!r} needs --game=lostcities --sampling=probe")
     if not 0.0 < cfg.walk_uniform <= 1.0:
         raise ValueError(f"walk_uniform must be in (0, 1] (every action needs mass), got {cfg.walk_uniform}")
     if cfg.league_size < 1:
@@ -218,10 +218,9 @@ def check(cfg: DeepCFRConfig) -> None:
         if unknown:
             raise ValueError(f"eval.opponents: unknown {unknown}; choose bots {sorted(BOTS)} "
                              f"or the run's nets {list(NET_OPPONENTS)}")
-        if cfg.walk != "uniform" and cfg.walk not in BOTS:
-            raise ValueError(f"walk={cfg.walk!r}: uniform or a bot {sorted(BOTS)}")
-        if cfg.rollout != "sigma" and cfg.rollout not in BOTS:
-            raise ValueError(f"rollout={cfg.rollout!r}: sigma or a bot {sorted(BOTS)}")
+        for field, (name, default) in probe_bots.items():
+            if name != default and name not in BOTS:
+                raise ValueError(f"{field}={name!r}: {default} or a bot {sorted(BOTS)}")
     if not 0.0 < cfg.exploration <= 1.0:
         raise ValueError(f"exploration must be in (0, 1], got {cfg.exploration}")
     for name, value in config_tree.flatten(cfg).items():

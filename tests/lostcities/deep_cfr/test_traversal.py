@@ -41,6 +41,16 @@ def uniform_policy(tree):
     return tree.mask / tree.mask.sum(1, keepdims=True)
 
 
+def first_legal(obs, mask, key):
+    """A bot for Kuhn: its first legal action."""
+    return jnp.argmax(mask)
+
+
+def first_legal_policy(tree):
+    """``first_legal`` as a per-decision policy over ``tree``."""
+    return np.eye(tree.mask.shape[1])[np.argmax(tree.mask, axis=-1)] * tree.mask
+
+
 def exact(tree, player, pol=None, own=None, values=None):
     """(counterfactual regrets [I, A], opponent-set reach by chance and opponent [I]) under the
     per-decision strategies ``pol`` (default uniform); with ``own`` (per-decision too) both also
@@ -183,11 +193,9 @@ def test_probe_walk_with_a_bot_weights_regrets_by_the_mixed_walk_reach():
     reach of the traverser's own actions, not the uniform walk's (player 0 acts twice, so they
     differ: by 0.09 at one of its sets with these nets)."""
     num = 400_000
-    tree, index, adv, _, pol = probe_rows(0, seeds=(5, 6), num=num, walk_uniform=0.5,
-                                          walk_bot=lambda obs, mask, key: jnp.argmax(mask))
+    tree, index, adv, _, pol = probe_rows(0, seeds=(5, 6), num=num, walk_uniform=0.5, walk_bot=first_legal)
     uniform = uniform_policy(tree)
-    first = np.eye(tree.mask.shape[1])[np.argmax(tree.mask, axis=-1)] * tree.mask
-    walk = 0.5 * uniform + 0.5 * first
+    walk = 0.5 * uniform + 0.5 * first_legal_policy(tree)
     want_regret, _ = exact(tree, 0, pol, own=walk)
     uniform_regret, _ = exact(tree, 0, pol, own=uniform)
     assert np.abs(want_regret - uniform_regret).max() > 0.05
@@ -202,11 +210,10 @@ def test_probe_rollouts_with_a_bot_give_the_bots_action_values():
     bot's action values and ``sigma`` the nets' strategy (the baseline), the reach still the
     nets' (opponent) and the uniform walk's (traverser); they differ from sigma's own regrets."""
     num = 400_000
-    first_legal = lambda obs, mask, key: jnp.argmax(mask)  # noqa: E731
     tree, index, adv, _, pol = probe_rows(0, seeds=(5, 6), num=num, rollout_bot=first_legal)
     uniform = uniform_policy(tree)
-    first = np.eye(tree.mask.shape[1])[np.argmax(tree.mask, axis=-1)] * tree.mask
-    against_bot, _ = exact(tree, 0, pol, own=uniform, values=first)  # Q(ha) - Q(h, bot) summed over I
+    # Q(ha) - Q(h, bot), summed over each information set
+    against_bot, _ = exact(tree, 0, pol, own=uniform, values=first_legal_policy(tree))
     sigma = np.zeros_like(against_bot)  # the nets' strategy per information set
     sigma[tree.infoset] = pol
     want_regret = np.where(tree.infoset_mask, against_bot - (sigma * against_bot).sum(-1, keepdims=True), 0.0)
