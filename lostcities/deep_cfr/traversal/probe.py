@@ -20,8 +20,9 @@ cumulative regret up to a positive per-set factor, with no importance weight at 
 sampling policy of ESCHER, McAleer et al. 2023). Strategy rows are taken at the walk's opponent
 nodes with weight ``t``: they arrive at ``pi_opp(I)`` times the per-set constant ``sum_{h in I}
 pi_c(h) u_i(h)``, the own-reach weighting the average strategy needs. A traversal costs one walk
-plus ``probes`` rollouts of each legal action from ``h``; the rollouts stop when every counted
-lane's game is over, gathered into smaller batches as their games end.
+plus ``probes`` rollouts of each legal action from ``h``. The walks stop with the batch's last
+game (not at ``max_decisions``); the rollouts stop when every counted lane's game is over,
+gathered into smaller batches as their games end.
 
 Walk policy (``spec.walk_bot``): the argument above needs only a walk policy for ``p`` that is
 fixed across iterations and gives every legal action some mass, so ``p`` may walk with a bot at
@@ -179,9 +180,10 @@ def probe_sampling(spec: TraversalSpec, params: Params, key: jax.Array, traverse
     n, num_a, lanes, m = num_traversals, game.num_actions, game.max_legal_actions, spec.probes
     k_init, k_walk, k_probe = jax.random.split(key, 3)
     roots = shard_games(jax.vmap(game.init)(jax.random.split(k_init, n)))
+    walk_keys = jax.random.split(k_walk, game.max_decisions)
 
-    def walk(carry, kk):
-        states, held, count = carry
+    def walk_step(states, held, count, kk):
+        """One decision of every walk: (next states, kept nodes, the traverser's node count, record)."""
         k_g, k_keep, k_c = jax.random.split(kk, 3)
         active = ~jax.vmap(game.terminal)(states)
         p = jax.vmap(game.current_player)(states)
@@ -197,12 +199,25 @@ def probe_sampling(spec: TraversalSpec, params: Params, key: jax.Array, traverse
             a = jnp.where(own & (jax.random.uniform(k_mix, (n,)) >= spec.walk_uniform), bot, a)
         count = count + own
         keep = own & (jax.random.uniform(k_keep, (n,)) * count < 1.0)  # the j-th node replaces w.p. 1/j
+        held = where_slots(keep, states, held)
         rec = {"obs": obs, "mask": mask, "sigma": sigma, "opp": active & ~own}
-        stepped = jax.vmap(game.step)(states, a, jax.random.split(k_c, n))
-        return (stepped, where_slots(keep, states, held), count), rec
+        return jax.vmap(game.step)(states, a, jax.random.split(k_c, n)), held, count, rec
 
-    (ends, held, count), rec = jax.lax.scan(walk, (roots, roots, jnp.zeros(n, jnp.int32)),
-                                            jax.random.split(k_walk, game.max_decisions))
+    def walking(carry):
+        step, states = carry[0], carry[1]
+        return (step < game.max_decisions) & ~jax.vmap(game.terminal)(states).all()
+
+    def walk(carry):
+        """A step into the records' buffers; the loop ends with the last walk's game."""
+        step, states, held, count, rec = carry
+        states, held, count, now = walk_step(states, held, count, walk_keys[step])
+        rec = jax.tree.map(lambda buf, x: jax.lax.dynamic_update_index_in_dim(buf, x, step, 0), rec, now)
+        return step + 1, states, held, count, rec
+
+    count = jnp.zeros(n, jnp.int32)
+    shapes = jax.eval_shape(walk_step, roots, roots, count, walk_keys[0])[3]
+    rec = jax.tree.map(lambda x: jnp.zeros((game.max_decisions, *x.shape), x.dtype), shapes)
+    _, ends, held, count, rec = jax.lax.while_loop(walking, walk, (jnp.int32(0), roots, roots, count, rec))
     obs = jax.vmap(game.observation)(held, jnp.full(n, traverser))
     mask = jax.vmap(game.legal_action_mask)(held)
     sigma = regret_strategy(spec, params[0], obs, mask)
