@@ -172,13 +172,12 @@ def _sampled_lanes(mask: jax.Array, sigma: jax.Array, k: int, key: jax.Array):
             jnp.concatenate([drawn, left.any(-1, keepdims=True)], axis=-1), rest)
 
 
-def probe_sampling(spec: TraversalSpec, params: Params, key: jax.Array, traverser: int | jax.Array,
-                   iteration: jax.Array, num_traversals: int) -> tuple[dict, dict, dict]:
-    """``num_traversals`` probe-sampling traversals (module docstring); (advantage rows, strategy
-    rows, stats). Rows: one advantage row per traversal, a strategy row per opponent node walked."""
-    game = spec.game
-    n, num_a, lanes, m = num_traversals, game.num_actions, game.max_legal_actions, spec.probes
-    k_init, k_walk, k_probe = jax.random.split(key, 3)
+def _walk(spec: TraversalSpec, params: Params, k_init: jax.Array, k_walk: jax.Array,
+          traverser: int | jax.Array, n: int):
+    """``n`` walks, each to its game's end, keeping one of the traverser's nodes by reservoir
+    sampling: (final states, kept nodes, the traverser's node count, ``[max_decisions, n]``
+    records of every step). The loop ends with the batch's last game."""
+    game, num_a = spec.game, spec.game.num_actions
     roots = shard_games(jax.vmap(game.init)(jax.random.split(k_init, n)))
     walk_keys = jax.random.split(k_walk, game.max_decisions)
 
@@ -218,6 +217,17 @@ def probe_sampling(spec: TraversalSpec, params: Params, key: jax.Array, traverse
     shapes = jax.eval_shape(walk_step, roots, roots, count, walk_keys[0])[3]
     rec = jax.tree.map(lambda x: jnp.zeros((game.max_decisions, *x.shape), x.dtype), shapes)
     _, ends, held, count, rec = jax.lax.while_loop(walking, walk, (jnp.int32(0), roots, roots, count, rec))
+    return ends, held, count, rec
+
+
+def probe_sampling(spec: TraversalSpec, params: Params, key: jax.Array, traverser: int | jax.Array,
+                   iteration: jax.Array, num_traversals: int) -> tuple[dict, dict, dict]:
+    """``num_traversals`` probe-sampling traversals (module docstring); (advantage rows, strategy
+    rows, stats). Rows: one advantage row per traversal, a strategy row per opponent node walked."""
+    game = spec.game
+    n, num_a, lanes, m = num_traversals, game.num_actions, game.max_legal_actions, spec.probes
+    k_init, k_walk, k_probe = jax.random.split(key, 3)
+    ends, held, count, rec = _walk(spec, params, k_init, k_walk, traverser, n)
     obs = jax.vmap(game.observation)(held, jnp.full(n, traverser))
     mask = jax.vmap(game.legal_action_mask)(held)
     sigma = regret_strategy(spec, params[0], obs, mask)
