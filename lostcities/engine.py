@@ -253,8 +253,11 @@ def current_player(state: State) -> jax.Array:
     return state.player.astype(jnp.int32)
 
 
-def observation(state: State, player: jax.Array | int, variant: Variant = CLASSIC) -> jax.Array:
-    """float32[6 N + C + 6]: the information state of ``player`` (N cards, C colours).
+def observation(state: State, player: jax.Array | int, variant: Variant = CLASSIC,
+                reveal: bool = False) -> jax.Array:
+    """float32[6 N + C + 6]: the information state of ``player`` (N cards, C colours); with
+    ``reveal``, the history view instead: the opponent's whole hand shown as known (plane 5), the
+    draw pile alone unseen (plane 4), as a history value net needs (``deep_cfr`` ``history_value``).
 
     ==================  ========================================================================
     indices             meaning
@@ -283,8 +286,8 @@ def observation(state: State, player: jax.Array | int, variant: Variant = CLASSI
         state.loc == EXPEDITION[0] + me,
         state.loc == EXPEDITION[0] + 1 - me,
         jnp.where(state.loc == PILE, 1.0 / (1.0 + depth.astype(jnp.float32)), 0.0),
-        (state.loc == DECK) | (opp_hand & ~state.public),
-        opp_hand & state.public,
+        (state.loc == DECK) | (opp_hand & ~(state.public | reveal)),
+        opp_hand & (state.public | reveal),
     ]
     scalars = [
         ((n - state.deck_top.astype(jnp.int32)) / variant.deck_after_deal)[None],
@@ -343,6 +346,10 @@ class LostCities:
 
     def observation(self, state: State, player: jax.Array | int) -> jax.Array:
         return observation(state, player, self.variant)
+
+    def history_observation(self, state: State, player: jax.Array | int) -> jax.Array:
+        """``player``'s observation with the opponent's hand revealed (the draw pile stays hidden)."""
+        return observation(state, player, self.variant, reveal=True)
 
     def current_player(self, state: State) -> jax.Array:
         return current_player(state)

@@ -19,7 +19,7 @@ from lostcities.deep_cfr.presets import PRESETS
 from runkit import config_tree
 
 __all__ = ["NET_OPPONENTS", "RESUMABLE", "WIDTHS", "AdvantageConfig", "DeepCFRConfig", "EvalConfig",
-           "StrategyConfig", "check_resumable", "history_depth", "keeps_league", "resolve"]
+           "StrategyConfig", "ValueConfig", "check_resumable", "history_depth", "keeps_league", "resolve"]
 
 Game = Literal["kuhn", "leduc", "lostcities"]
 Sampling = Literal["outcome", "external", "chance", "probe"]
@@ -61,6 +61,17 @@ class StrategyConfig:
     schedule: Literal["constant", "cosine"] = "constant"
     capacity: int | None = None
     record_at: Literal["opponent", "traverser"] = "opponent"  # where strategy samples are taken
+
+
+@dataclasses.dataclass(frozen=True)
+class ValueConfig:
+    """History value networks (one per player, ``history_value``) and their ring buffers."""
+
+    hidden: tuple[int, ...] = (128, 128)
+    steps: int = 300  # Adam steps per player per iteration, warm-started from the last fit
+    batch_size: int = 1024
+    learning_rate: float = 1e-3
+    capacity: int = 65_536  # the latest rollout returns kept per player (~4 classic iterations)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,11 +117,15 @@ class DeepCFRConfig:
     # strategies, CFR's estimator) or a bot (its action values: policy improvement over the bot).
     rollout: str = "sigma"
     symmetry: bool = False  # Lost Cities: fit both nets on rows under random colour renamings
+    # Probe sampling on Lost Cities: every legal action at the kept node valued by a history value
+    # net (ESCHER) fitted to the probes' rollout returns, instead of by the rollouts themselves.
+    history_value: bool = False
     checkpoint_every: int | None = None
     keep_checkpoints: int = 2
     progress: bool = True
     advantage: AdvantageConfig = AdvantageConfig()
     strategy: StrategyConfig = StrategyConfig()
+    value: ValueConfig = ValueConfig()
     eval: EvalConfig = EvalConfig()
 
     def __post_init__(self) -> None:
@@ -207,6 +222,9 @@ def check(cfg: DeepCFRConfig) -> None:
     for field, (name, default) in probe_bots.items():
         if name != default and (sampling != "probe" or cfg.game != "lostcities"):
             raise ValueError(f"{field}={name!r} needs --game=lostcities --sampling=probe")
+    if cfg.history_value and (sampling != "probe" or cfg.game != "lostcities" or cfg.rollout != "sigma"):
+        raise ValueError("history_value needs --game=lostcities --sampling=probe with sigma rollouts: "
+                         "its value nets learn the current strategies' returns from the probes' rollouts")
     if not 0.0 < cfg.walk_uniform <= 1.0:
         raise ValueError(f"walk_uniform must be in (0, 1] (every action needs mass), got {cfg.walk_uniform}")
     if cfg.league_size < 1:

@@ -7,6 +7,9 @@ is filling, afterwards to a uniformly random slot ``j <= n`` and is kept only wh
 When several rows of one batch pick the same slot the latest row wins, exactly as sequential
 insertion would do. Every field of a row is written with the same slot index and every sample
 gathers all fields with one index vector, so rows can never be mis-aligned.
+
+:func:`ring_add` fills the same buffer as a ring instead (row ``n`` to slot ``n mod capacity``):
+it holds the latest rows only, for targets that go stale as the policy changes (history values).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-__all__ = ["Reservoir", "reservoir_add", "reservoir_init", "reservoir_sample", "reservoir_size"]
+__all__ = ["Reservoir", "reservoir_add", "reservoir_init", "reservoir_sample", "reservoir_size", "ring_add"]
 
 
 @struct.dataclass
@@ -48,13 +51,25 @@ def reservoir_size(buf: Reservoir) -> jax.Array:
 def reservoir_add(buf: Reservoir, rows: Mapping[str, jax.Array], valid: jax.Array,
                   key: jax.Array) -> Reservoir:
     """Offer a batch ``rows`` (field -> ``[B, ...]``) of which rows with ``valid[B]`` count; jittable."""
-    if set(rows) != set(buf.data):
-        raise ValueError(f"reservoir fields {sorted(buf.data)} but rows have {sorted(rows)}")
-    cap = buf.capacity
     valid = valid.astype(bool)
     arrival = buf.seen + jnp.cumsum(valid.astype(jnp.int32)) - 1
     random_slot = jax.random.randint(key, arrival.shape, 0, jnp.maximum(arrival + 1, 1))
-    slot = jnp.where(arrival < cap, arrival, random_slot)
+    return _write(buf, rows, valid, arrival, jnp.where(arrival < buf.capacity, arrival, random_slot))
+
+
+def ring_add(buf: Reservoir, rows: Mapping[str, jax.Array], valid: jax.Array) -> Reservoir:
+    """Offer a batch as :func:`reservoir_add` does, but into ring slots: the oldest rows give way."""
+    valid = valid.astype(bool)
+    arrival = buf.seen + jnp.cumsum(valid.astype(jnp.int32)) - 1
+    return _write(buf, rows, valid, arrival, arrival % buf.capacity)
+
+
+def _write(buf: Reservoir, rows: Mapping[str, jax.Array], valid: jax.Array, arrival: jax.Array,
+           slot: jax.Array) -> Reservoir:
+    """Write each valid row to its ``slot`` (kept where below capacity), the latest arrival winning."""
+    if set(rows) != set(buf.data):
+        raise ValueError(f"buffer fields {sorted(buf.data)} but rows have {sorted(rows)}")
+    cap = buf.capacity
     keep = valid & (slot < cap)
     slot = jnp.where(keep, slot, cap)
     latest = jax.ops.segment_max(jnp.where(keep, arrival, -1), slot, num_segments=cap + 1)

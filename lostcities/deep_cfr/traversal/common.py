@@ -31,7 +31,8 @@ from lostcities.deep_cfr.regret import Fallback, masked_softmax, regret_matching
 __all__ = ["Params", "TraversalSpec", "chunked_strategies", "node_strategy", "opponent_strategy",
            "recorded_strategy", "regret_strategy"]
 
-Params = tuple  # (traverser's advantage net, opponent's behaviour net[, opponent's current advantage net])
+Params = tuple  # (traverser's advantage net, opponent's behaviour net, opponent's current advantage net,
+#                 traverser's history value net (probe sampling with ``value_net``))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,6 +52,9 @@ class TraversalSpec:
     walk_bot: Policy | None = None  # probe sampling: the traverser's walk plays this bot...
     walk_uniform: float = 1.0  # ...except at this share of its nodes, where it plays uniformly
     rollout_bot: Policy | None = None  # probe sampling: both sides of the probes' rollouts play this bot
+    # Probe sampling: a history value net (``params[3]``) values every legal action at the kept node;
+    # the rollouts then only give its training rows (``stats["value_rows"]``).
+    value_net: NetSpec | None = None
     # Outcome sampling against a non-current opponent (average net, league): strategy rows record the
     # opponent's current regret-matching strategy (``params[2]``), importance-weighted for its behaviour.
     record_current: bool = False

@@ -55,6 +55,11 @@ def test_other_bad_combinations_are_rejected():
         DeepCFRConfig(game="lostcities", sampling="outcome", rollout="heuristic")
     with pytest.raises(ValueError, match="sigma or a bot"):
         DeepCFRConfig(game="lostcities", sampling="probe", rollout="uniform")
+    for bad in ({"game": "kuhn", "sampling": "probe"}, {"game": "lostcities", "sampling": "outcome"},
+                {"game": "lostcities", "sampling": "probe", "rollout": "heuristic"}):
+        with pytest.raises(ValueError, match="history_value needs"):
+            DeepCFRConfig(history_value=True, **bad)
+    DeepCFRConfig(game="lostcities", sampling="probe", history_value=True)
 
 
 def test_reinit_and_schedule_come_from_the_game_row_unless_given():

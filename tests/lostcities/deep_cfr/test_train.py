@@ -55,19 +55,27 @@ def _final_params(run_dir):
 
     _, cfg = RunDir.resume(run_dir, DeepCFRConfig)
     cfg = resolve(cfg)
-    solver = make_solver(cfg, make_game(cfg.game))
+    solver = make_solver(cfg, make_game(cfg.game, cfg.variant))
     restored = Checkpointer(Path(run_dir) / "checkpoints").restore_latest(solver.init_state())
     assert restored.step == cfg.iterations
     return restored.state
 
 
+# Lost Cities' micro variant with history value nets: their params and ring buffers resume too.
+HISTORY_VALUE = ("--game=lostcities", "--variant=micro", "--history_value=true", "--traversals=128",
+                 "--chunk=128", "--advantage.capacity=4096", "--strategy.capacity=8192",
+                 "--value.capacity=1024", "--value.steps=20", "--eval.every=6", "--eval.games=20",
+                 "--eval.opponents=random")
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("sampling", ["external", "probe"])
-def test_sigkilled_run_resumes_to_identical_parameters(tmp_path, sampling):
+@pytest.mark.parametrize("sampling, extra", [("external", ()), ("probe", ()), ("probe", HISTORY_VALUE)],
+                         ids=["external", "probe", "history_value"])
+def test_sigkilled_run_resumes_to_identical_parameters(tmp_path, sampling, extra):
     env = {**os.environ, "PYTHONPATH": str(REPO), "JAX_PLATFORMS": "cpu"}
     full, killed = tmp_path / "full", tmp_path / "killed"
-    ref = _launch([f"--run_dir={full}", "--iterations=6", f"--sampling={sampling}"], env)
-    proc = _launch([f"--run_dir={killed}", "--iterations=6", f"--sampling={sampling}"], env)
+    ref = _launch([f"--run_dir={full}", "--iterations=6", f"--sampling={sampling}", *extra], env)
+    proc = _launch([f"--run_dir={killed}", "--iterations=6", f"--sampling={sampling}", *extra], env)
     deadline = time.time() + 600
     while time.time() < deadline:
         steps = [r["step"] for r in read_metrics(killed / "metrics.jsonl")]
