@@ -38,6 +38,9 @@ class AdvantageConfig:
     schedule: Literal["constant", "cosine"] | None = None  # learning rate over each fit's steps
     reinit: bool | None = None  # re-initialise each iteration (the paper's rule) or warm-start
     capacity: int | None = None  # reservoir rows per player
+    # Rows of iteration t weigh t^weight_power: 1 is linear CFR; higher discounts the early
+    # iterations' regrets faster, as discounted CFR does, so the nets follow the recent strategies.
+    weight_power: float = 1.0
     # Merge each compiled chunk's rows that share an input (observation and mask) into one row
     # with the group's total weight and weighted-mean target: the same loss minimiser, far less
     # per-row noise where inputs repeat (poker), see merge.py.
@@ -227,6 +230,9 @@ def check(cfg: DeepCFRConfig) -> None:
                          "its value nets learn the current strategies' returns from the probes' rollouts")
     if not 0.0 < cfg.walk_uniform <= 1.0:
         raise ValueError(f"walk_uniform must be in (0, 1] (every action needs mass), got {cfg.walk_uniform}")
+    if cfg.advantage.weight_power < 0:
+        raise ValueError(f"advantage.weight_power must be >= 0 (0: every iteration alike), "
+                         f"got {cfg.advantage.weight_power}")
     if cfg.league_size < 1:
         raise ValueError(f"league_size must be at least 1, got {cfg.league_size}")
     if cfg.game == "lostcities":

@@ -279,10 +279,15 @@ def traversal_rows(solver: Solver, state: SolverState, key: jax.Array, opponent_
     if solver.value_fit is not None:
         params = (*params, _row(state.value, p))
     if solver.cfg.sampling == "outcome":
-        return outcome_sampling(solver.traversal, params, key, p, t, n)
-    if solver.cfg.sampling == "probe":
-        return probe_sampling(solver.traversal, params, key, p, t, n)
-    return external_sampling(solver.traversal, params, key, p, t, n, pool)
+        adv, strat, stats = outcome_sampling(solver.traversal, params, key, p, t, n)
+    elif solver.cfg.sampling == "probe":
+        adv, strat, stats = probe_sampling(solver.traversal, params, key, p, t, n)
+    else:
+        adv, strat, stats = external_sampling(solver.traversal, params, key, p, t, n, pool)
+    power = solver.cfg.advantage.weight_power
+    if power != 1.0:  # the traversals weigh rows by t; advantage rows weigh t^power
+        adv = {**adv, "weight": adv["weight"] * jnp.asarray(t, jnp.float32) ** (power - 1.0)}
+    return adv, strat, stats
 
 
 @functools.partial(jax.jit, static_argnums=(0, 5, 6), donate_argnums=(1,))
