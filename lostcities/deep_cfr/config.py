@@ -114,7 +114,9 @@ class DeepCFRConfig:
     # Probe sampling: regrets for this many legal actions drawn at random per kept node, plus one
     # rollout standing for the rest of the baseline (0: every legal action, the exact baseline).
     probe_actions: int = 0
-    walk: str = "uniform"  # probe sampling on Lost Cities: the traverser's walk policy, uniform or a bot...
+    # Probe sampling on Lost Cities: the traverser's walk policy, uniform, a bot or "sigma" (its own
+    # current strategy)...
+    walk: str = "uniform"
     walk_uniform: float = 0.5  # ...mixed with uniform at this share of its nodes (a bot walk only)
     # Probe sampling on Lost Cities: who plays the probes' rollouts, both sides: "sigma" (the current
     # strategies, CFR's estimator) or a bot (its action values: policy improvement over the bot).
@@ -242,9 +244,10 @@ def check(cfg: DeepCFRConfig) -> None:
         if unknown:
             raise ValueError(f"eval.opponents: unknown {unknown}; choose bots {sorted(BOTS)} "
                              f"or the run's nets {list(NET_OPPONENTS)}")
-        for field, (name, default) in probe_bots.items():
-            if name != default and name not in BOTS:
-                raise ValueError(f"{field}={name!r}: {default} or a bot {sorted(BOTS)}")
+        if cfg.walk not in ("uniform", "sigma", *BOTS):
+            raise ValueError(f"walk={cfg.walk!r}: uniform, sigma or a bot {sorted(BOTS)}")
+        if cfg.rollout not in ("sigma", *BOTS):
+            raise ValueError(f"rollout={cfg.rollout!r}: sigma or a bot {sorted(BOTS)}")
     if not 0.0 < cfg.exploration <= 1.0:
         raise ValueError(f"exploration must be in (0, 1], got {cfg.exploration}")
     for name, value in config_tree.flatten(cfg).items():

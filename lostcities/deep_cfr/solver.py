@@ -217,7 +217,8 @@ def make_solver(cfg: DeepCFRConfig, game: Game) -> Solver:
                          "average" if average else "advantage", strat_net if average else adv_net,
                          expand_opponent=cfg.sampling == "chance", probes=cfg.probes,
                          sampled_actions=cfg.probe_actions, walk_bot=probe_bot(cfg.walk, game),
-                         walk_uniform=cfg.walk_uniform, rollout_bot=probe_bot(cfg.rollout, game),
+                         walk_uniform=cfg.walk_uniform, walk_sigma=cfg.walk == "sigma",
+                         rollout_bot=probe_bot(cfg.rollout, game),
                          record_current=cfg.opponent != "current")
     a, s, v = cfg.advantage, cfg.strategy, cfg.value
     sym = game if cfg.symmetry else None

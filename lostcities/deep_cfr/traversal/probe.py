@@ -29,7 +29,10 @@ fixed across iterations and gives every legal action some mass, so ``p`` may wal
 all but a ``spec.walk_uniform`` share of its nodes (uniform there): ``u_i`` becomes that mixture's
 reach, still one positive factor per information set, which regret matching divides out. The
 kept nodes then come from games nearer the bot's, where a uniform walk (every expedition opened,
-hands scattered) seldom goes.
+hands scattered) seldom goes. With ``spec.walk_sigma`` ``p`` walks its own current strategy
+instead of a bot: within an iteration the argument holds as it stands, but the factor now moves
+from one iteration to the next, so the summed regrets weigh each iteration's by its walk's reach
+of the set (a bias, bought for kept nodes from the games the current strategy plays).
 
 Rollout policy (``spec.rollout_bot``): with a bot, both players play it in the probes' rollouts
 instead of sigma, so ``v(ha)`` estimates the bot's action value ``Q_bot(h, a)`` and the stored
@@ -201,9 +204,13 @@ def _walk(spec: TraversalSpec, params: Params, k_init: jax.Array, k_walk: jax.Ar
         own = active & (p == traverser)
         behaviour = jnp.where(own[:, None], mask.astype(jnp.float32), sigma)  # p: uniform over legal
         a = jnp.argmax(log_probs(behaviour) + jax.random.gumbel(k_g, (n, num_a)), axis=-1)
-        if spec.walk_bot is not None:  # p: the bot, except at a walk_uniform share of its nodes
-            k_bot, k_mix = jax.random.split(jax.random.fold_in(kk, 3))
-            bot = jax.vmap(spec.walk_bot)(obs, mask, jax.random.split(k_bot, n))
+        if spec.walk_bot is not None or spec.walk_sigma:  # p: the bot (or its sigma), except at a
+            k_bot, k_mix = jax.random.split(jax.random.fold_in(kk, 3))  # walk_uniform share of its nodes
+            if spec.walk_sigma:
+                own_sigma = regret_strategy(spec, params[0], obs, mask)
+                bot = jnp.argmax(log_probs(own_sigma) + jax.random.gumbel(k_bot, (n, num_a)), axis=-1)
+            else:
+                bot = jax.vmap(spec.walk_bot)(obs, mask, jax.random.split(k_bot, n))
             a = jnp.where(own & (jax.random.uniform(k_mix, (n,)) >= spec.walk_uniform), bot, a)
         count = count + own
         keep = own & (jax.random.uniform(k_keep, (n,)) * count < 1.0)  # the j-th node replaces w.p. 1/j
