@@ -117,7 +117,7 @@ class DeepCFRConfig:
     # Probe sampling on Lost Cities: the traverser's walk policy, uniform, a bot or "sigma" (its own
     # current strategy)...
     walk: str = "uniform"
-    walk_uniform: float = 0.5  # ...mixed with uniform at this share of its nodes (a bot walk only)
+    walk_uniform: float = 0.5  # ...mixed with uniform at this share of its nodes (a bot or sigma walk)
     # Probe sampling on Lost Cities: who plays the probes' rollouts, both sides: "sigma" (the current
     # strategies, CFR's estimator) or a bot (its action values: policy improvement over the bot).
     rollout: str = "sigma"
