@@ -223,9 +223,10 @@ def check(cfg: DeepCFRConfig) -> None:
         raise ValueError(f"probes={cfg.probes}: at least 1, and more than 1 only with --sampling=probe")
     if cfg.probe_actions and sampling != "probe":
         raise ValueError(f"probe_actions={cfg.probe_actions} needs --sampling=probe")
-    probe_bots = {"walk": (cfg.walk, "uniform"), "rollout": (cfg.rollout, "sigma")}  # (value, default)
-    for field, (name, default) in probe_bots.items():
-        if name != default and (sampling != "probe" or cfg.game != "lostcities"):
+    # (value, the names that are not bots, the default first)
+    probe_bots = {"walk": (cfg.walk, ("uniform", "sigma")), "rollout": (cfg.rollout, ("sigma",))}
+    for field, (name, plain) in probe_bots.items():
+        if name != plain[0] and (sampling != "probe" or cfg.game != "lostcities"):
             raise ValueError(f"{field}={name!r} needs --game=lostcities --sampling=probe")
     if cfg.history_value and (sampling != "probe" or cfg.game != "lostcities" or cfg.rollout != "sigma"):
         raise ValueError("history_value needs --game=lostcities --sampling=probe with sigma rollouts: "
@@ -244,10 +245,9 @@ def check(cfg: DeepCFRConfig) -> None:
         if unknown:
             raise ValueError(f"eval.opponents: unknown {unknown}; choose bots {sorted(BOTS)} "
                              f"or the run's nets {list(NET_OPPONENTS)}")
-        if cfg.walk not in ("uniform", "sigma", *BOTS):
-            raise ValueError(f"walk={cfg.walk!r}: uniform, sigma or a bot {sorted(BOTS)}")
-        if cfg.rollout not in ("sigma", *BOTS):
-            raise ValueError(f"rollout={cfg.rollout!r}: sigma or a bot {sorted(BOTS)}")
+        for field, (name, plain) in probe_bots.items():
+            if name not in (*plain, *BOTS):
+                raise ValueError(f"{field}={name!r}: {', '.join(plain)} or a bot {sorted(BOTS)}")
     if not 0.0 < cfg.exploration <= 1.0:
         raise ValueError(f"exploration must be in (0, 1], got {cfg.exploration}")
     for name, value in config_tree.flatten(cfg).items():

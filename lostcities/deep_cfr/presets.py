@@ -65,9 +65,9 @@ NAMED: dict[str, dict[str, Any]] = {
     # the heuristic bot's walk gave +6.5, half its nodes -1.8, and the uniform walk -13 over 200
     # games), both nets fitted under random colour renamings (120 views of every row), evaluated
     # against three bots (each opponent kind compiles a program of its own; eval_lostcities
-    # measures the rest). 4,096 traversals for 40
-    # iterations: 2,048 plateaued from 40 to 70 iterations 2-4 points a game below it, and 4,096
-    # gained nothing from 40 to 70.
+    # measures the rest). 4,096 traversals for 40 iterations: under the heuristic walk, 2,048
+    # plateaued from 40 to 70 iterations 2-4 points a game below it, and 4,096 gained nothing from
+    # 40 to 70.
     "lostcities_classic": {"game": "lostcities", "variant": "classic", "sampling": "probe", "iterations": 40,
                            "traversals": 4096, "chunk": 512, "probes": 1, "probe_actions": 3,
                            "walk": "sigma", "walk_uniform": 0.2, "symmetry": True,

@@ -204,14 +204,14 @@ def _walk(spec: TraversalSpec, params: Params, k_init: jax.Array, k_walk: jax.Ar
         own = active & (p == traverser)
         behaviour = jnp.where(own[:, None], mask.astype(jnp.float32), sigma)  # p: uniform over legal
         a = jnp.argmax(log_probs(behaviour) + jax.random.gumbel(k_g, (n, num_a)), axis=-1)
-        if spec.walk_bot is not None or spec.walk_sigma:  # p: the bot (or its sigma), except at a
-            k_bot, k_mix = jax.random.split(jax.random.fold_in(kk, 3))  # walk_uniform share of its nodes
+        if spec.walk_bot is not None or spec.walk_sigma:  # p: the bot or its own sigma, except at
+            k_bot, k_mix = jax.random.split(jax.random.fold_in(kk, 3))  # a walk_uniform share of nodes
             if spec.walk_sigma:
                 own_sigma = regret_strategy(spec, params[0], obs, mask)
-                bot = jnp.argmax(log_probs(own_sigma) + jax.random.gumbel(k_bot, (n, num_a)), axis=-1)
+                guided = jnp.argmax(log_probs(own_sigma) + jax.random.gumbel(k_bot, (n, num_a)), axis=-1)
             else:
-                bot = jax.vmap(spec.walk_bot)(obs, mask, jax.random.split(k_bot, n))
-            a = jnp.where(own & (jax.random.uniform(k_mix, (n,)) >= spec.walk_uniform), bot, a)
+                guided = jax.vmap(spec.walk_bot)(obs, mask, jax.random.split(k_bot, n))
+            a = jnp.where(own & (jax.random.uniform(k_mix, (n,)) >= spec.walk_uniform), guided, a)
         count = count + own
         keep = own & (jax.random.uniform(k_keep, (n,)) * count < 1.0)  # the j-th node replaces w.p. 1/j
         held = where_slots(keep, states, held)
