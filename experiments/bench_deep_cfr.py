@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 
 from experiments.launcher import launch
+from runkit import config_tree
 from runkit.timing import time_calls
 
 
@@ -40,9 +41,10 @@ def bench(game_name: str, sampling: str, cfg: BenchConfig) -> dict:
     import jax
     import numpy as np
 
+    from lostcities.deep_cfr.config import DeepCFRConfig, resolve
     from lostcities.deep_cfr.networks import NetSpec
     from lostcities.deep_cfr.presets import PRESETS
-    from lostcities.deep_cfr.solver import probe_bot
+    from lostcities.deep_cfr.solver import walk_settings
     from lostcities.deep_cfr.traversal import (
         TraversalSpec,
         external_sampling,
@@ -58,9 +60,9 @@ def bench(game_name: str, sampling: str, cfg: BenchConfig) -> dict:
     if game_name == "lostcities":
         batch, singles = cfg.lostcities_batch, cfg.lostcities_single
         if sampling == "probe":  # the preset's settings
-            preset = PRESETS["lostcities_classic"]
-            hidden, probes, sampled = preset["advantage.hidden"], preset["probes"], preset["probe_actions"]
-            walk = {"walk_bot": probe_bot(preset["walk"], game), "walk_uniform": preset["walk_uniform"]}
+            preset = resolve(config_tree.override(DeepCFRConfig(), PRESETS["lostcities_classic"]))
+            hidden, probes, sampled = preset.advantage.hidden, preset.probes, preset.probe_actions
+            walk = walk_settings(preset.walk, preset.walk_uniform, preset.walk_bot_share, game)
     net = NetSpec(game.observation_size, game.num_actions, hidden)
     params = (net.init(jax.random.key(1)), net.init(jax.random.key(2)))
     # Widths that bound one traversal's widest depth (a Leduc traversal can need 10 slots).

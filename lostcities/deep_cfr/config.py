@@ -114,10 +114,11 @@ class DeepCFRConfig:
     # Probe sampling: regrets for this many legal actions drawn at random per kept node, plus one
     # rollout standing for the rest of the baseline (0: every legal action, the exact baseline).
     probe_actions: int = 0
-    # Probe sampling on Lost Cities: the traverser's walk policy, uniform, a bot or "sigma" (its own
-    # current strategy)...
+    # Probe sampling on Lost Cities: the traverser's walk policy, uniform, a bot, "sigma" (its own
+    # current strategy) or "sigma+BOT" (sigma, and the bot at a walk_bot_share of those nodes)...
     walk: str = "uniform"
     walk_uniform: float = 0.5  # ...mixed with uniform at this share of its nodes (a bot or sigma walk)
+    walk_bot_share: float = 0.5  # --walk=sigma+BOT: the share of the guided nodes the bot plays
     # Probe sampling on Lost Cities: who plays the probes' rollouts, both sides: "sigma" (the current
     # strategies, CFR's estimator) or a bot (its action values: policy improvement over the bot).
     rollout: str = "sigma"
@@ -233,6 +234,8 @@ def check(cfg: DeepCFRConfig) -> None:
                          "its value nets learn the current strategies' returns from the probes' rollouts")
     if not 0.0 < cfg.walk_uniform <= 1.0:
         raise ValueError(f"walk_uniform must be in (0, 1] (every action needs mass), got {cfg.walk_uniform}")
+    if not 0.0 <= cfg.walk_bot_share <= 1.0:
+        raise ValueError(f"walk_bot_share must be in [0, 1], got {cfg.walk_bot_share}")
     if cfg.advantage.weight_power < 0:
         raise ValueError(f"advantage.weight_power must be >= 0 (0: every iteration alike), "
                          f"got {cfg.advantage.weight_power}")
@@ -246,8 +249,10 @@ def check(cfg: DeepCFRConfig) -> None:
             raise ValueError(f"eval.opponents: unknown {unknown}; choose bots {sorted(BOTS)} "
                              f"or the run's nets {list(NET_OPPONENTS)}")
         for field, (name, plain) in probe_bots.items():
-            if name not in (*plain, *BOTS):
-                raise ValueError(f"{field}={name!r}: {', '.join(plain)} or a bot {sorted(BOTS)}")
+            mixed = field == "walk" and name.startswith("sigma+") and name[len("sigma+"):] in BOTS
+            if name not in (*plain, *BOTS) and not mixed:
+                walk_mix = ", sigma+BOT" if field == "walk" else ""
+                raise ValueError(f"{field}={name!r}: {', '.join(plain)}{walk_mix} or a bot {sorted(BOTS)}")
     if not 0.0 < cfg.exploration <= 1.0:
         raise ValueError(f"exploration must be in (0, 1], got {cfg.exploration}")
     for name, value in config_tree.flatten(cfg).items():

@@ -37,7 +37,8 @@ from lostcities.deep_cfr.traversal import (
 )
 from runkit import config_tree
 
-__all__ = ["Solver", "SolverState", "ValueSolverState", "make_solver", "probe_bot", "traversal_rows"]
+__all__ = ["Solver", "SolverState", "ValueSolverState", "make_solver", "probe_bot", "traversal_rows",
+           "walk_settings"]
 
 
 @struct.dataclass
@@ -216,8 +217,8 @@ def make_solver(cfg: DeepCFRConfig, game: Game) -> Solver:
     trav = TraversalSpec(game, adv_net, cfg.fallback, cfg.exploration, cfg.width,
                          "average" if average else "advantage", strat_net if average else adv_net,
                          expand_opponent=cfg.sampling == "chance", probes=cfg.probes,
-                         sampled_actions=cfg.probe_actions, walk_bot=probe_bot(cfg.walk, game),
-                         walk_uniform=cfg.walk_uniform, walk_sigma=cfg.walk == "sigma",
+                         sampled_actions=cfg.probe_actions,
+                         **walk_settings(cfg.walk, cfg.walk_uniform, cfg.walk_bot_share, game),
                          rollout_bot=probe_bot(cfg.rollout, game),
                          record_current=cfg.opponent != "current")
     a, s, v = cfg.advantage, cfg.strategy, cfg.value
@@ -232,6 +233,14 @@ def make_solver(cfg: DeepCFRConfig, game: Game) -> Solver:
                           symmetry=sym),
                   FitSpec(strat_net, "strategy", s.steps, s.batch_size, s.learning_rate, schedule=s.schedule,
                           symmetry=sym), value_fit)
+
+
+def walk_settings(walk: str, walk_uniform: float, walk_bot_share: float, game: Game) -> dict[str, Any]:
+    """The :class:`TraversalSpec` fields of a probe walk named ``walk`` (``DeepCFRConfig.walk``:
+    uniform, a bot, sigma or sigma+BOT)."""
+    mixed = walk.startswith("sigma+")
+    return {"walk_bot": probe_bot(walk.removeprefix("sigma+"), game), "walk_uniform": walk_uniform,
+            "walk_sigma": mixed or walk == "sigma", "walk_bot_share": walk_bot_share if mixed else 0.0}
 
 
 def probe_bot(name: str, game: Game) -> Policy | None:

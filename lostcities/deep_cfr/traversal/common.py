@@ -51,7 +51,8 @@ class TraversalSpec:
     sampled_actions: int = 0  # probe sampling: actions rolled out per kept node (0: every legal one)
     walk_bot: Policy | None = None  # probe sampling: the traverser's walk plays this bot...
     walk_uniform: float = 1.0  # ...except at this share of its nodes, where it plays uniformly
-    walk_sigma: bool = False  # probe sampling: the traverser walks its current strategy, not a bot
+    walk_sigma: bool = False  # probe sampling: the traverser walks its current strategy, not a bot...
+    walk_bot_share: float = 0.0  # ...except at this share of those nodes, where ``walk_bot`` plays
     rollout_bot: Policy | None = None  # probe sampling: both sides of the probes' rollouts play this bot
     # Probe sampling: a history value net (``params[3]``) values every legal action at the kept node;
     # the rollouts then only give its training rows (``stats["value_rows"]``).

@@ -32,7 +32,8 @@ kept nodes then come from games nearer the bot's, where a uniform walk (every ex
 hands scattered) seldom goes. With ``spec.walk_sigma`` ``p`` walks its own current strategy
 instead of a bot: within an iteration the argument holds as it stands, but the factor now moves
 from one iteration to the next, so the summed regrets weigh each iteration's by its walk's reach
-of the set (a bias, bought for kept nodes from the games the current strategy plays).
+of the set (a bias, bought for kept nodes from the games the current strategy plays). With both,
+the bot plays a ``spec.walk_bot_share`` of the guided nodes and sigma the rest.
 
 Rollout policy (``spec.rollout_bot``): with a bot, both players play it in the probes' rollouts
 instead of sigma, so ``v(ha)`` estimates the bot's action value ``Q_bot(h, a)`` and the stored
@@ -184,6 +185,25 @@ def _sampled_lanes(mask: jax.Array, sigma: jax.Array, k: int, key: jax.Array):
             jnp.concatenate([drawn, left.any(-1, keepdims=True)], axis=-1), rest)
 
 
+def _guided_walk_action(spec: TraversalSpec, params: Params, obs: jax.Array, mask: jax.Array,
+                        key: jax.Array) -> jax.Array:
+    """``[n]``: the traverser's walk move where it does not play uniformly: the walk bot's, a draw
+    from its own regret-matching strategy, or (both set) the bot's at a ``walk_bot_share`` of lanes."""
+    n = obs.shape[0]
+
+    def bot_pick(k):
+        return jax.vmap(spec.walk_bot)(obs, mask, jax.random.split(k, n))
+
+    if not spec.walk_sigma:
+        return bot_pick(key)
+    own_sigma = regret_strategy(spec, params[0], obs, mask)
+    guided = jnp.argmax(log_probs(own_sigma) + jax.random.gumbel(key, (n, spec.game.num_actions)), axis=-1)
+    if spec.walk_bot is None:
+        return guided
+    k_bot, k_share = jax.random.split(jax.random.fold_in(key, 4))
+    return jnp.where(jax.random.uniform(k_share, (n,)) < spec.walk_bot_share, bot_pick(k_bot), guided)
+
+
 def _walk(spec: TraversalSpec, params: Params, k_init: jax.Array, k_walk: jax.Array,
           traverser: int | jax.Array, n: int):
     """``n`` walks, each to its game's end, keeping one of the traverser's nodes by reservoir
@@ -205,12 +225,8 @@ def _walk(spec: TraversalSpec, params: Params, k_init: jax.Array, k_walk: jax.Ar
         behaviour = jnp.where(own[:, None], mask.astype(jnp.float32), sigma)  # p: uniform over legal
         a = jnp.argmax(log_probs(behaviour) + jax.random.gumbel(k_g, (n, num_a)), axis=-1)
         if spec.walk_bot is not None or spec.walk_sigma:  # p: the bot or its own sigma, except at
-            k_bot, k_mix = jax.random.split(jax.random.fold_in(kk, 3))  # a walk_uniform share of nodes
-            if spec.walk_sigma:
-                own_sigma = regret_strategy(spec, params[0], obs, mask)
-                guided = jnp.argmax(log_probs(own_sigma) + jax.random.gumbel(k_bot, (n, num_a)), axis=-1)
-            else:
-                guided = jax.vmap(spec.walk_bot)(obs, mask, jax.random.split(k_bot, n))
+            k_guided, k_mix = jax.random.split(jax.random.fold_in(kk, 3))  # a walk_uniform share of nodes
+            guided = _guided_walk_action(spec, params, obs, mask, k_guided)
             a = jnp.where(own & (jax.random.uniform(k_mix, (n,)) >= spec.walk_uniform), guided, a)
         count = count + own
         keep = own & (jax.random.uniform(k_keep, (n,)) * count < 1.0)  # the j-th node replaces w.p. 1/j
