@@ -123,6 +123,7 @@ class DeepCFRConfig:
     # strategies, CFR's estimator) or a bot (its action values: policy improvement over the bot).
     rollout: str = "sigma"
     symmetry: bool = False  # Lost Cities: fit both nets on rows under random colour renamings
+    colour_features: bool = False  # Lost Cities: the nets also read per-colour summaries of the observation
     # Probe sampling on Lost Cities: every legal action at the kept node valued by a history value
     # net (ESCHER) fitted to the probes' rollout returns, instead of by the rollouts themselves.
     history_value: bool = False
@@ -220,6 +221,8 @@ def check(cfg: DeepCFRConfig) -> None:
                          "importance-weights the strategy rows for an opponent that is not the current net")
     if cfg.symmetry and cfg.game != "lostcities":
         raise ValueError("symmetry renames Lost Cities' colours: --game=lostcities only")
+    if cfg.colour_features and cfg.game != "lostcities":
+        raise ValueError("colour_features summarise Lost Cities' colours: --game=lostcities only")
     if cfg.probes < 1 or (cfg.probes > 1 and sampling != "probe"):
         raise ValueError(f"probes={cfg.probes}: at least 1, and more than 1 only with --sampling=probe")
     if cfg.probe_actions and sampling != "probe":

@@ -1,5 +1,8 @@
 """The value networks: one MLP shape for the advantage nets and the average-strategy net (flax.nnx).
 
+On Lost Cities a net may also read per-colour summaries of its observation
+(``lostcities.colour_features``), computed inside ``apply``: its input stays the observation.
+
 Used functionally: :class:`NetSpec` holds the static module definition, ``init(key)`` returns a
 parameter pytree (jittable, so advantage nets can be re-initialised inside a compiled
 iteration) and ``apply(params, obs)`` the ``[..., num_actions]`` outputs, computed in float32 or
@@ -15,6 +18,9 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 from flax import nnx
+
+from lostcities.colour_features import colour_feature_size, colour_features
+from lostcities.variants import Variant
 
 __all__ = ["MLP", "NetSpec"]
 
@@ -46,10 +52,12 @@ class NetSpec:
     out_size: int
     hidden: tuple[int, ...]
     bf16: bool = False
+    features: Variant | None = None  # Lost Cities: this variant's colour features join the input
 
     def _module(self, key: jax.Array) -> MLP:
         dtype = jnp.bfloat16 if self.bf16 else jnp.float32
-        return MLP(self.in_size, self.out_size, self.hidden, rngs=nnx.Rngs(params=key), dtype=dtype)
+        extra = 0 if self.features is None else colour_feature_size(self.features)
+        return MLP(self.in_size + extra, self.out_size, self.hidden, rngs=nnx.Rngs(params=key), dtype=dtype)
 
     def init(self, key: jax.Array) -> dict[str, Any]:
         """Fresh parameters from ``key`` as a plain nested dict of arrays (jittable)."""
@@ -60,6 +68,8 @@ class NetSpec:
         graphdef, abstract = _template(self)
         state = jax.tree.map(lambda x: x, abstract)
         nnx.replace_by_pure_dict(state, params)
+        if self.features is not None:
+            obs = jnp.concatenate([obs, colour_features(obs, self.features)], axis=-1)
         return nnx.merge(graphdef, state)(obs)
 
 

@@ -209,10 +209,11 @@ def make_solver(cfg: DeepCFRConfig, game: Game) -> Solver:
     unset = [k for k, v in config_tree.flatten(cfg).items() if v is None]
     if unset:
         raise ValueError(f"config fields {unset} are unset; pass the config through config.resolve first")
-    adv_net = NetSpec(game.observation_size, game.num_actions, cfg.advantage.hidden, cfg.bf16)
+    features = game.variant if cfg.colour_features else None
+    adv_net = NetSpec(game.observation_size, game.num_actions, cfg.advantage.hidden, cfg.bf16, features)
     if cfg.advantage.table:
         adv_net = TableNet.for_game(game)
-    strat_net = NetSpec(game.observation_size, game.num_actions, cfg.strategy.hidden, cfg.bf16)
+    strat_net = NetSpec(game.observation_size, game.num_actions, cfg.strategy.hidden, cfg.bf16, features)
     average = cfg.opponent == "average"
     trav = TraversalSpec(game, adv_net, cfg.fallback, cfg.exploration, cfg.width,
                          "average" if average else "advantage", strat_net if average else adv_net,
@@ -225,7 +226,7 @@ def make_solver(cfg: DeepCFRConfig, game: Game) -> Solver:
     sym = game if cfg.symmetry else None
     value_fit = None
     if cfg.history_value:
-        value_net = NetSpec(game.observation_size, 1, v.hidden, cfg.bf16)
+        value_net = NetSpec(game.observation_size, 1, v.hidden, cfg.bf16, features)
         trav = dataclasses.replace(trav, value_net=value_net)
         value_fit = FitSpec(value_net, "value", v.steps, v.batch_size, v.learning_rate, symmetry=sym)
     return Solver(cfg, game, adv_net, strat_net, trav,

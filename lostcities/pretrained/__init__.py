@@ -51,7 +51,8 @@ def export_agent(run_dir: str | Path, out: str | Path = PRETRAINED_DIR, figures:
     agent = load_agent(run_dir)
     out.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(out / "params.npz", **_flatten(jax.device_get(agent.params)))
-    spec = {"in_size": agent.net.in_size, "out_size": agent.net.out_size, "hidden": list(agent.net.hidden)}
+    spec = {"in_size": agent.net.in_size, "out_size": agent.net.out_size, "hidden": list(agent.net.hidden),
+            "colour_features": agent.net.features is not None}
     (out / "net.json").write_text(json.dumps(spec, indent=1) + "\n")
     config = json.loads((run_dir / "config.json").read_text())
     config.update(run_dir="", resume="")  # the training machine's paths mean nothing after install
@@ -72,7 +73,8 @@ def load_pretrained(variant: Variant, folder: str | Path = PRETRAINED_DIR) -> Ne
     if not (folder / "params.npz").is_file():
         raise ValueError(f"{folder}: no params.npz; the pretrained agent is missing from this install")
     spec = json.loads((folder / "net.json").read_text())
-    net = NetSpec(spec["in_size"], spec["out_size"], tuple(spec["hidden"]))
+    net = NetSpec(spec["in_size"], spec["out_size"], tuple(spec["hidden"]),
+                  features=variant if spec.get("colour_features") else None)
     with np.load(folder / "params.npz") as data:
         params = _unflatten({name: data[name] for name in data.files})
     return NetAgent(net, params)

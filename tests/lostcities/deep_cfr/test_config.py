@@ -47,6 +47,8 @@ def test_other_bad_combinations_are_rejected():
         DeepCFRConfig(game="lostcities", sampling="outcome", probe_actions=3)
     with pytest.raises(ValueError, match="needs --game=lostcities --sampling=probe"):
         DeepCFRConfig(game="kuhn", sampling="probe", walk="heuristic")
+    with pytest.raises(ValueError, match="colour_features summarise Lost Cities' colours"):
+        DeepCFRConfig(game="leduc", colour_features=True)
     with pytest.raises(ValueError, match="uniform, sigma, sigma\\+BOT or a bot"):
         DeepCFRConfig(game="lostcities", sampling="probe", walk="expert")
     with pytest.raises(ValueError, match="every action needs mass"):
