@@ -9,6 +9,8 @@ observation (a net, under colour renamings too) can use them.
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -32,55 +34,64 @@ def colour_feature_size(variant: Variant) -> int:
     return variant.num_colours * len(FEATURES_PER_COLOUR)
 
 
-def _numbers(variant: Variant) -> np.ndarray:
-    """float32[k]: each card index's number within its colour (0 for a wager)."""
-    k = np.arange(variant.cards_per_colour)
-    numbers = np.where(k < variant.num_wagers, 0, variant.first_number + k - variant.num_wagers)
-    return numbers.astype(np.float32)
-
-
-def _expedition(cards: jax.Array, numbers: np.ndarray, wager: np.ndarray):
-    """(opened, top number, number sum, number count, wagers) of ``[..., C, k]`` expedition cards."""
-    opened = cards.max(-1)
-    top = (cards * numbers).max(-1)
-    return opened, top, (cards * numbers).sum(-1), (cards * ~wager).sum(-1), (cards * wager).sum(-1)
+@functools.cache
+def _tables(variant: Variant) -> dict[str, np.ndarray]:
+    """Constant matrices over the ``N`` cards (colour by colour): ``number`` and ``wager`` per card;
+    ``count`` / ``total`` ``[N, C]``: a colour's cards, and their numbers, summed; ``at_least``
+    ``[N, N]``: card i covers every number card of its colour at or below its own number; ``top``
+    ``[N, C]``: the rise from the colour's previous number card, so covered cards sum to the top."""
+    c, k, w = variant.num_colours, variant.cards_per_colour, variant.num_wagers
+    j = np.arange(k)
+    numbers = np.tile(np.where(j < w, 0, variant.first_number + j - w), c).astype(np.float32)
+    steps = np.tile(np.where(j < w, 0, np.where(j == w, variant.first_number, 1)), c)
+    colour = np.repeat(np.arange(c), k)
+    count = (colour[:, None] == np.arange(c)[None, :]).astype(np.float32)
+    at_least = ((colour[:, None] == colour[None, :]) & (numbers[:, None] >= numbers[None, :])
+                & (numbers[None, :] > 0) & (numbers[:, None] > 0))
+    return {"number": numbers, "wager": (numbers == 0).astype(np.float32), "count": count,
+            "total": count * numbers[:, None], "at_least": at_least.astype(np.float32),
+            "top": count * steps[:, None]}
 
 
 def colour_features(obs: jax.Array, variant: Variant) -> jax.Array:
     """``float32[..., C * len(FEATURES_PER_COLOUR)]`` for observations ``obs[..., observation_size]``:
     colour by colour, the columns named in ``FEATURES_PER_COLOUR`` (counts over the colour's card
-    count, numbers over the highest number, sums over the colour's number total, scores over 50)."""
-    c, k = variant.num_colours, variant.cards_per_colour
-    n = c * k
-    planes = obs[..., :6 * n].reshape(*obs.shape[:-1], 6, c, k)
-    hand, mine, theirs, pile, unseen = (planes[..., i, :, :] for i in range(5))
-    numbers = _numbers(variant)
-    wager = numbers == 0
-    top_number, total = float(numbers.max()), float(numbers.sum())
+    count, numbers over the highest number, sums over the colour's number total, scores over 50).
+    Elementwise ops and small matmuls over the card axis: on CPU, XLA runs them about twice as fast
+    as reductions over a ``[colour, card]`` reshape."""
+    n, k = variant.num_cards, variant.cards_per_colour
+    tab = _tables(variant)
+    number, wager, count, total = tab["number"], tab["wager"], tab["count"], tab["total"]
+    hand, mine, theirs, pile, unseen = (obs[..., i * n:(i + 1) * n] for i in range(5))
+    top_number, total_number = float(number.max()), float(number[:k].sum())
 
-    def score(number_sum, count, wagers):
-        return score_totals(number_sum, count, wagers, cost=variant.expedition_cost,
+    def score(number_sum, numbers, wagers):
+        return score_totals(number_sum, numbers, wagers, cost=variant.expedition_cost,
                             bonus_cards=variant.bonus_cards, bonus=variant.bonus) / SCORE_SCALE
 
-    my_opened, my_top, my_sum, my_count, my_wagers = _expedition(mine, numbers, wager)
-    opp_opened, opp_top, opp_sum, opp_count, opp_wagers = _expedition(theirs, numbers, wager)
-    above_mine = numbers > my_top[..., None]
-    # wagers only before the first number card
-    playable = hand * jnp.where(wager, (my_count == 0)[..., None], above_mine)
-    play_wagers, play_count = (playable * wager).sum(-1), (playable * ~wager).sum(-1)
-    play_sum = (playable * numbers).sum(-1)
-    pile_top = (pile == 1.0) * numbers  # depth 0 shows as 1
-    pile_top_number = pile_top.max(-1)
-    pile_top_card = (pile == 1.0).max(-1)
-    pile_playable = pile_top_card * jnp.where(pile_top_number > 0, pile_top_number > my_top, my_count == 0)
-    unseen_above = unseen * above_mine * ~wager
+    def expedition(cards):
+        """(opened, top number, number sum, number count, wagers, ``[N]`` number cards at or below
+        the top)."""
+        covered = jnp.minimum(cards @ tab["at_least"], 1.0)
+        return (jnp.minimum(cards @ count, 1.0), covered @ tab["top"], cards @ total,
+                (cards * (1 - wager)) @ count, (cards * wager) @ count, covered)
+
+    my_opened, my_top, my_sum, my_numbers, my_wagers, covered = expedition(mine)
+    opp_opened, opp_top, opp_sum, opp_numbers, opp_wagers, _ = expedition(theirs)
+    no_numbers = jnp.repeat(1.0 - jnp.minimum(my_numbers, 1.0), k, axis=-1)  # wagers still playable
+    open_to_me = (1 - wager) * (1 - covered) + wager * no_numbers
+    playable = hand * open_to_me
+    play_wagers, play_numbers = (playable * wager) @ count, (playable * (1 - wager)) @ count
+    play_sum = playable @ total
+    pile_top = (pile == 1.0).astype(jnp.float32)  # depth 0 shows as 1
+    unseen_above = unseen * (1 - wager) * (1 - covered)
     columns = [
-        my_opened, my_top / top_number, score(my_sum, my_count, my_wagers),
+        my_opened, my_top / top_number, score(my_sum, my_numbers, my_wagers),
         my_wagers / max(variant.num_wagers, 1),
-        opp_opened, opp_top / top_number, score(opp_sum, opp_count, opp_wagers),
-        hand.sum(-1) / k, (play_count + play_wagers) / k, play_sum / total,
-        score(my_sum + play_sum, my_count + play_count, my_wagers + play_wagers),
-        unseen_above.sum(-1) / k, (unseen_above * numbers).sum(-1) / total,
-        pile_top_number / top_number, pile_playable,
+        opp_opened, opp_top / top_number, score(opp_sum, opp_numbers, opp_wagers),
+        hand @ count / k, (play_numbers + play_wagers) / k, play_sum / total_number,
+        score(my_sum + play_sum, my_numbers + play_numbers, my_wagers + play_wagers),
+        unseen_above @ count / k, unseen_above @ total / total_number,
+        pile_top @ total / top_number, (pile_top * open_to_me) @ count,
     ]
-    return jnp.stack([col.astype(jnp.float32) for col in columns], axis=-1).reshape(*obs.shape[:-1], -1)
+    return jnp.stack(columns, axis=-1).reshape(*obs.shape[:-1], -1)
