@@ -64,6 +64,10 @@ class StrategyConfig:
     schedule: Literal["constant", "cosine"] = "constant"
     capacity: int | None = None
     record_at: Literal["opponent", "traverser"] = "opponent"  # where strategy samples are taken
+    # Rows of iteration t weigh t^weight_power (1: linear averaging); higher leans the average
+    # strategy towards the later iterations' strategies (against the current-strategy opponent,
+    # the default, training never reads this net, so only the agent changes).
+    weight_power: float = 1.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -239,9 +243,9 @@ def check(cfg: DeepCFRConfig) -> None:
         raise ValueError(f"walk_uniform must be in (0, 1] (every action needs mass), got {cfg.walk_uniform}")
     if not 0.0 <= cfg.walk_bot_share <= 1.0:
         raise ValueError(f"walk_bot_share must be in [0, 1], got {cfg.walk_bot_share}")
-    if cfg.advantage.weight_power < 0:
-        raise ValueError(f"advantage.weight_power must be >= 0 (0: every iteration alike), "
-                         f"got {cfg.advantage.weight_power}")
+    for field, power in (("advantage", cfg.advantage.weight_power), ("strategy", cfg.strategy.weight_power)):
+        if power < 0:
+            raise ValueError(f"{field}.weight_power must be >= 0 (0: every iteration alike), got {power}")
     if cfg.league_size < 1:
         raise ValueError(f"league_size must be at least 1, got {cfg.league_size}")
     if cfg.game == "lostcities":

@@ -1,5 +1,6 @@
-"""Iteration weighting of the advantage rows (``advantage.weight_power``): linear CFR's ``t`` by
-default, ``t^power`` for a faster discount of the early iterations."""
+"""Iteration weighting of the advantage and strategy rows (``advantage.weight_power``,
+``strategy.weight_power``): linear CFR's ``t`` by default, ``t^power`` for a faster discount of the
+early iterations; each power moves its own rows only."""
 
 import jax
 import jax.numpy as jnp
@@ -12,10 +13,10 @@ from lostcities.games import make_game
 from runkit import config_tree
 
 
-def _rows(sampling: str, power: float, t: int):
+def _rows(sampling: str, t: int, **powers: float):
     cfg = DeepCFRConfig(game="kuhn", sampling=sampling, traversals=64, progress=False)
-    cfg = resolve(config_tree.override(cfg, {"advantage.weight_power": power, "advantage.hidden": (8,),
-                                             "strategy.hidden": (8,), "chunk": 64}))
+    cfg = resolve(config_tree.override(cfg, {**{f"{k}.weight_power": v for k, v in powers.items()},
+                                             "advantage.hidden": (8,), "strategy.hidden": (8,), "chunk": 64}))
     solver = make_solver(cfg, make_game("kuhn"))
     adv, strat, _ = jax.jit(traversal_rows, static_argnums=(0, 6))(
         solver, solver.init_state(), jax.random.key(5), jax.random.key(6), jnp.int32(1), jnp.int32(t), 64)
@@ -23,18 +24,21 @@ def _rows(sampling: str, power: float, t: int):
 
 
 @pytest.mark.parametrize("sampling", ["outcome", "external", "probe"])
-def test_advantage_rows_weigh_t_to_the_power_and_strategy_rows_stay_linear(sampling):
+@pytest.mark.parametrize("moved, kept", [("advantage", "strategy"), ("strategy", "advantage")])
+def test_rows_weigh_t_to_their_power_and_the_other_rows_stay_linear(sampling, moved, kept):
     t = 3
-    linear_adv, linear_strat = _rows(sampling, 1.0, t)
+    linear = dict(zip(("advantage", "strategy"), _rows(sampling, t), strict=True))
     for power in (0.0, 2.0):
-        adv, strat = _rows(sampling, power, t)
+        rows = dict(zip(("advantage", "strategy"), _rows(sampling, t, **{moved: power}), strict=True))
         for field in ("obs", "mask", "target", "valid"):
-            np.testing.assert_array_equal(adv[field], linear_adv[field])
-        assert linear_adv["weight"][linear_adv["valid"]].max() > 0
-        np.testing.assert_allclose(adv["weight"], linear_adv["weight"] * t ** (power - 1.0), rtol=1e-6)
-        np.testing.assert_array_equal(strat["weight"], linear_strat["weight"])
+            np.testing.assert_array_equal(rows[moved][field], linear[moved][field])
+        assert linear[moved]["weight"][linear[moved]["valid"]].max() > 0
+        want = linear[moved]["weight"] * t ** (power - 1.0)
+        np.testing.assert_allclose(rows[moved]["weight"], want, rtol=1e-6)
+        np.testing.assert_array_equal(rows[kept]["weight"], linear[kept]["weight"])
 
 
-def test_negative_weight_power_is_rejected():
-    with pytest.raises(ValueError, match="weight_power must be >= 0"):
-        config_tree.override(DeepCFRConfig(), {"advantage.weight_power": -1.0})
+@pytest.mark.parametrize("field", ["advantage", "strategy"])
+def test_negative_weight_power_is_rejected(field):
+    with pytest.raises(ValueError, match=f"{field}.weight_power must be >= 0"):
+        config_tree.override(DeepCFRConfig(), {f"{field}.weight_power": -1.0})
