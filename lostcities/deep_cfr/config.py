@@ -19,7 +19,8 @@ from lostcities.deep_cfr.presets import PRESETS
 from runkit import config_tree
 
 __all__ = ["NET_OPPONENTS", "RESUMABLE", "WIDTHS", "AdvantageConfig", "DeepCFRConfig", "EvalConfig",
-           "StrategyConfig", "ValueConfig", "check_resumable", "history_depth", "keeps_league", "resolve"]
+           "StrategyConfig", "ValueConfig", "check_resumable", "history_depth", "keeps_league", "parse_walk",
+           "resolve"]
 
 Game = Literal["kuhn", "leduc", "lostcities"]
 Sampling = Literal["outcome", "external", "chance", "probe"]
@@ -159,6 +160,14 @@ def keeps_league(cfg: DeepCFRConfig) -> bool:
     return cfg.opponent == "league" or (cfg.game == "lostcities" and "league" in cfg.eval.opponents)
 
 
+def parse_walk(walk: str) -> tuple[bool, str]:
+    """(whether the traverser walks its own strategy, the bot it walks or "") of a ``--walk`` value:
+    uniform, sigma, BOT or sigma+BOT. The bot name is not checked here."""
+    if walk.startswith("sigma+"):
+        return True, walk.removeprefix("sigma+")
+    return walk == "sigma", "" if walk in ("uniform", "sigma") else walk
+
+
 def history_depth(cfg: DeepCFRConfig) -> int:
     """Rows of the snapshot ring: all iterations for SD-CFR, else ``league_size`` (bounded), else 1."""
     if cfg.keep_value_nets:
@@ -256,8 +265,8 @@ def check(cfg: DeepCFRConfig) -> None:
             raise ValueError(f"eval.opponents: unknown {unknown}; choose bots {sorted(BOTS)} "
                              f"or the run's nets {list(NET_OPPONENTS)}")
         for field, (name, plain) in probe_bots.items():
-            mixed = field == "walk" and name.startswith("sigma+") and name[len("sigma+"):] in BOTS
-            if name not in (*plain, *BOTS) and not mixed:
+            bot = parse_walk(name)[1] if field == "walk" else ("" if name in plain else name)
+            if bot and bot not in BOTS:
                 walk_mix = ", sigma+BOT" if field == "walk" else ""
                 raise ValueError(f"{field}={name!r}: {', '.join(plain)}{walk_mix} or a bot {sorted(BOTS)}")
     if not 0.0 < cfg.exploration <= 1.0:

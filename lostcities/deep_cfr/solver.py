@@ -19,9 +19,9 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from lostcities.api import Game, Policy
+from lostcities.api import Game
 from lostcities.bots import make_bot
-from lostcities.deep_cfr.config import DeepCFRConfig, history_depth, keeps_league
+from lostcities.deep_cfr.config import DeepCFRConfig, history_depth, keeps_league, parse_walk
 from lostcities.deep_cfr.fit import FitSpec, fit
 from lostcities.deep_cfr.merge import merge_rows, merged_reservoir
 from lostcities.deep_cfr.networks import NetSpec
@@ -37,8 +37,7 @@ from lostcities.deep_cfr.traversal import (
 )
 from runkit import config_tree
 
-__all__ = ["Solver", "SolverState", "ValueSolverState", "make_solver", "probe_bot", "traversal_rows",
-           "walk_settings"]
+__all__ = ["Solver", "SolverState", "ValueSolverState", "make_solver", "traversal_rows", "walk_settings"]
 
 
 @struct.dataclass
@@ -220,7 +219,7 @@ def make_solver(cfg: DeepCFRConfig, game: Game) -> Solver:
                          expand_opponent=cfg.sampling == "chance", probes=cfg.probes,
                          sampled_actions=cfg.probe_actions,
                          **walk_settings(cfg.walk, cfg.walk_uniform, cfg.walk_bot_share, game),
-                         rollout_bot=probe_bot(cfg.rollout, game),
+                         rollout_bot=None if cfg.rollout == "sigma" else make_bot(cfg.rollout, game.variant),
                          record_current=cfg.opponent != "current")
     a, s, v = cfg.advantage, cfg.strategy, cfg.value
     sym = game if cfg.symmetry else None
@@ -239,15 +238,9 @@ def make_solver(cfg: DeepCFRConfig, game: Game) -> Solver:
 def walk_settings(walk: str, walk_uniform: float, walk_bot_share: float, game: Game) -> dict[str, Any]:
     """The :class:`TraversalSpec` fields of a probe walk named ``walk`` (``DeepCFRConfig.walk``:
     uniform, a bot, sigma or sigma+BOT)."""
-    mixed = walk.startswith("sigma+")
-    return {"walk_bot": probe_bot(walk.removeprefix("sigma+"), game), "walk_uniform": walk_uniform,
-            "walk_sigma": mixed or walk == "sigma", "walk_bot_share": walk_bot_share if mixed else 0.0}
-
-
-def probe_bot(name: str, game: Game) -> Policy | None:
-    """The bot named ``name`` on Lost Cities ``game`` for a probe walk or rollout
-    (``DeepCFRConfig.walk``, ``.rollout``), or None for their defaults (uniform walk, sigma rollouts)."""
-    return None if name in ("uniform", "sigma") else make_bot(name, game.variant)
+    sigma, bot = parse_walk(walk)
+    return {"walk_bot": make_bot(bot, game.variant) if bot else None, "walk_uniform": walk_uniform,
+            "walk_sigma": sigma, "walk_bot_share": walk_bot_share if sigma and bot else 0.0}
 
 
 def _stack(trees: list[Any]) -> Any:
