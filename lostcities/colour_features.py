@@ -73,23 +73,23 @@ def colour_features(obs: jax.Array, variant: Variant) -> jax.Array:
         """(opened, top number, number sum, number count, wagers, ``[N]`` number cards at or below
         the top)."""
         covered = jnp.minimum(cards @ tab["at_least"], 1.0)
-        return (jnp.minimum(cards @ count, 1.0), covered @ tab["top"], cards @ total,
-                (cards * (1 - wager)) @ count, (cards * wager) @ count, covered)
+        held, wagers = cards @ count, (cards * wager) @ count
+        return jnp.minimum(held, 1.0), covered @ tab["top"], cards @ total, held - wagers, wagers, covered
 
     my_opened, my_top, my_sum, my_numbers, my_wagers, covered = expedition(mine)
     opp_opened, opp_top, opp_sum, opp_numbers, opp_wagers, _ = expedition(theirs)
     no_numbers = jnp.repeat(1.0 - jnp.minimum(my_numbers, 1.0), k, axis=-1)  # wagers still playable
     open_to_me = (1 - wager) * (1 - covered) + wager * no_numbers
     playable = hand * open_to_me
-    play_wagers, play_numbers = (playable * wager) @ count, (playable * (1 - wager)) @ count
-    play_sum = playable @ total
+    play_cards, play_wagers, play_sum = playable @ count, (playable * wager) @ count, playable @ total
+    play_numbers = play_cards - play_wagers
     pile_top = (pile == 1.0).astype(jnp.float32)  # depth 0 shows as 1
     unseen_above = unseen * (1 - wager) * (1 - covered)
     columns = [
         my_opened, my_top / top_number, score(my_sum, my_numbers, my_wagers),
         my_wagers / max(variant.num_wagers, 1),
         opp_opened, opp_top / top_number, score(opp_sum, opp_numbers, opp_wagers),
-        hand @ count / k, (play_numbers + play_wagers) / k, play_sum / total_number,
+        hand @ count / k, play_cards / k, play_sum / total_number,
         score(my_sum + play_sum, my_numbers + play_numbers, my_wagers + play_wagers),
         unseen_above @ count / k, unseen_above @ total / total_number,
         pile_top @ total / top_number, (pile_top * open_to_me) @ count,
