@@ -127,6 +127,10 @@ class DeepCFRConfig:
     # Probe sampling on Lost Cities: who plays the probes' rollouts, both sides: "sigma" (the current
     # strategies, CFR's estimator) or a bot (its action values: policy improvement over the bot).
     rollout: str = "sigma"
+    # Probe sampling on Lost Cities: in an opponent_bot_share of the traversals the opponent (walk and
+    # rollouts) plays this bot, not its current strategy: regrets against that mixture (exploitative).
+    opponent_bot: str = ""
+    opponent_bot_share: float = 0.5
     symmetry: bool = False  # Lost Cities: fit both nets on rows under random colour renamings
     colour_features: bool = False  # Lost Cities: the nets also read per-colour summaries of the observation
     # Probe sampling on Lost Cities: every legal action at the kept node valued by a history value
@@ -245,6 +249,12 @@ def check(cfg: DeepCFRConfig) -> None:
     for field, (name, plain) in probe_bots.items():
         if name != plain[0] and (sampling != "probe" or cfg.game != "lostcities"):
             raise ValueError(f"{field}={name!r} needs --game=lostcities --sampling=probe")
+    if cfg.opponent_bot and (sampling != "probe" or cfg.game != "lostcities" or cfg.rollout != "sigma"
+                             or cfg.history_value):
+        raise ValueError(f"opponent_bot={cfg.opponent_bot!r} needs --game=lostcities --sampling=probe with "
+                         "sigma rollouts and no history_value (its bot plays only the opponent's side)")
+    if not 0.0 <= cfg.opponent_bot_share <= 1.0:
+        raise ValueError(f"opponent_bot_share must be in [0, 1], got {cfg.opponent_bot_share}")
     if cfg.history_value and (sampling != "probe" or cfg.game != "lostcities" or cfg.rollout != "sigma"):
         raise ValueError("history_value needs --game=lostcities --sampling=probe with sigma rollouts: "
                          "its value nets learn the current strategies' returns from the probes' rollouts")
@@ -269,6 +279,8 @@ def check(cfg: DeepCFRConfig) -> None:
             if bot and bot not in BOTS:
                 walk_mix = ", sigma+BOT" if field == "walk" else ""
                 raise ValueError(f"{field}={name!r}: {', '.join(plain)}{walk_mix} or a bot {sorted(BOTS)}")
+        if cfg.opponent_bot and cfg.opponent_bot not in BOTS:
+            raise ValueError(f"opponent_bot={cfg.opponent_bot!r}: a bot {sorted(BOTS)}")
     if not 0.0 < cfg.exploration <= 1.0:
         raise ValueError(f"exploration must be in (0, 1], got {cfg.exploration}")
     for name, value in config_tree.flatten(cfg).items():

@@ -54,6 +54,8 @@ class TraversalSpec:
     walk_sigma: bool = False  # probe sampling: the traverser walks its current strategy, not a bot...
     walk_bot_share: float = 0.0  # ...except at this share of those nodes, where ``walk_bot`` plays
     rollout_bot: Policy | None = None  # probe sampling: both sides of the probes' rollouts play this bot
+    opponent_bot: Policy | None = None  # probe sampling: the opponent (walk and rollouts) plays this bot...
+    opponent_bot_share: float = 0.0  # ...in this share of the traversals (drawn per traversal)
     # Probe sampling: a history value net (``params[3]``) values every legal action at the kept node;
     # the rollouts then only give its training rows (``stats["value_rows"]``).
     value_net: NetSpec | None = None
