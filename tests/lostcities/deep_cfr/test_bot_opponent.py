@@ -7,14 +7,7 @@ import pytest
 from lostcities.deep_cfr.config import DeepCFRConfig, resolve
 from lostcities.deep_cfr.solver import make_solver
 from lostcities.games import make_game
-from tests.lostcities.deep_cfr.test_traversal import (
-    exact,
-    first_legal,
-    first_legal_policy,
-    per_infoset,
-    probe_rows,
-    uniform_policy,
-)
+from tests.lostcities.deep_cfr import test_traversal as kuhn
 
 
 def test_bot_opponent_share_mixes_regrets_against_the_bot_and_against_sigma():
@@ -24,19 +17,19 @@ def test_bot_opponent_share_mixes_regrets_against_the_bot_and_against_sigma():
     net, 0.09 away from the latter alone; strategy rows come only from the net's games, at half
     its reach."""
     num, share = 400_000, 0.5
-    tree, index, adv, strat, pol = probe_rows(0, seeds=(3, 4), num=num, opponent_bot=first_legal,
-                                              opponent_bot_share=share)
-    uniform = uniform_policy(tree)
+    tree, index, adv, strat, pol = kuhn.probe_rows(0, seeds=(3, 4), num=num, opponent_bot=kuhn.first_legal,
+                                                   opponent_bot_share=share)
+    uniform = kuhn.uniform_policy(tree)
     mine = (tree.player[tree.node] == 0)[:, None]
-    vs_bot = np.where(mine, pol, first_legal_policy(tree))
-    bot_regret, _ = exact(tree, 0, vs_bot, own=uniform)
-    sigma_regret, sigma_reach = exact(tree, 0, pol, own=uniform)
+    vs_bot = np.where(mine, pol, kuhn.first_legal_policy(tree))
+    bot_regret, _ = kuhn.exact(tree, 0, vs_bot, own=uniform)
+    sigma_regret, sigma_reach = kuhn.exact(tree, 0, pol, own=uniform)
     want_regret = share * bot_regret + (1 - share) * sigma_regret
     assert np.abs(want_regret - sigma_regret).max() > 0.05
     weighted = np.asarray(adv["target"]) * np.asarray(adv["weight"])[:, None]
-    np.testing.assert_allclose(per_infoset(index, adv, tree.num_infosets, weighted, num), want_regret,
-                               atol=0.003)
-    got_reach = per_infoset(index, strat, tree.num_infosets, np.asarray(strat["weight"]), num)
+    got_regret = kuhn.per_infoset(index, adv, tree.num_infosets, weighted, num)
+    np.testing.assert_allclose(got_regret, want_regret, atol=0.003)
+    got_reach = kuhn.per_infoset(index, strat, tree.num_infosets, np.asarray(strat["weight"]), num)
     np.testing.assert_allclose(got_reach, (1 - share) * sigma_reach, atol=0.002)
 
 
