@@ -42,7 +42,7 @@ from lostcities.variants import CLASSIC, Variant
 __all__ = [
     "DECK", "EXPEDITION", "HAND", "PILE", "LostCities", "State", "choose_legal_action", "current_player",
     "expedition_scores", "init", "legal_action_mask", "num_actions", "observation", "observation_size",
-    "returns", "scores", "step", "terminal",
+    "reshuffle_deck", "returns", "scores", "step", "terminal",
 ]
 
 # Location codes of a card (State.loc): the draw pile, a player's hand or expedition, a discard pile.
@@ -187,6 +187,15 @@ def step(state: State, action: jax.Array, key: jax.Array | None = None, variant:
         done=state.done | deck_out | at_cap,
         capped=state.capped | (live & at_cap & ~deck_out),
     )
+
+
+def reshuffle_deck(state: State, key: jax.Array) -> State:
+    """``state`` with the draw pile's cards in a fresh uniform order, everything else as it was:
+    another history of the same information sets, equally likely (the shuffle is the only chance
+    event, and no player has seen the pile's order)."""
+    in_deck = state.loc == DECK
+    rank = jnp.argsort(jnp.argsort(jnp.where(in_deck, jax.random.uniform(key, in_deck.shape), 2.0)))
+    return state.replace(order=jnp.where(in_deck, state.deck_top + rank, state.order).astype(jnp.int8))
 
 
 def choose_legal_action(state: State, u: jax.Array, variant: Variant = CLASSIC) -> jax.Array:
@@ -340,6 +349,9 @@ class LostCities:
 
     def step(self, state: State, action: jax.Array, key: jax.Array) -> State:
         return step(state, action, key, self.variant)
+
+    def reshuffle_deck(self, state: State, key: jax.Array) -> State:
+        return reshuffle_deck(state, key)
 
     def legal_action_mask(self, state: State) -> jax.Array:
         return legal_action_mask(state, self.variant)

@@ -131,6 +131,9 @@ class DeepCFRConfig:
     # rollouts) plays this bot, not its current strategy: regrets against that mixture (exploitative).
     opponent_bot: str = ""
     opponent_bot_share: float = 0.5
+    # Probe sampling on Lost Cities: each of the probes rollouts starts on its own reshuffle of the
+    # draw pile (unbiased: the pile's order is unseen chance), averaging the deck order out of a row.
+    reshuffle: bool = False
     symmetry: bool = False  # Lost Cities: fit both nets on rows under random colour renamings
     colour_features: bool = False  # Lost Cities: the nets also read per-colour summaries of the observation
     # Probe sampling on Lost Cities: every legal action at the kept node valued by a history value
@@ -253,6 +256,9 @@ def check(cfg: DeepCFRConfig) -> None:
                              or cfg.history_value):
         raise ValueError(f"opponent_bot={cfg.opponent_bot!r} needs --game=lostcities --sampling=probe with "
                          "sigma rollouts and no history_value (its bot plays only the opponent's side)")
+    if cfg.reshuffle and (sampling != "probe" or cfg.game != "lostcities"):
+        raise ValueError("reshuffle needs --game=lostcities --sampling=probe: it reshuffles the draw pile "
+                         "under the probes")
     if not 0.0 <= cfg.opponent_bot_share <= 1.0:
         raise ValueError(f"opponent_bot_share must be in [0, 1], got {cfg.opponent_bot_share}")
     if cfg.history_value and (sampling != "probe" or cfg.game != "lostcities" or cfg.rollout != "sigma"):

@@ -222,6 +222,7 @@ def make_solver(cfg: DeepCFRConfig, game: Game) -> Solver:
                          rollout_bot=None if cfg.rollout == "sigma" else make_bot(cfg.rollout, game.variant),
                          opponent_bot=make_bot(cfg.opponent_bot, game.variant) if cfg.opponent_bot else None,
                          opponent_bot_share=cfg.opponent_bot_share if cfg.opponent_bot else 0.0,
+                         reshuffle=cfg.reshuffle,
                          record_current=cfg.opponent != "current")
     a, s, v = cfg.advantage, cfg.strategy, cfg.value
     sym = game if cfg.symmetry else None

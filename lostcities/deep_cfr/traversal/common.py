@@ -56,6 +56,7 @@ class TraversalSpec:
     rollout_bot: Policy | None = None  # probe sampling: both sides of the probes' rollouts play this bot
     opponent_bot: Policy | None = None  # probe sampling: the opponent (walk and rollouts) plays this bot...
     opponent_bot_share: float = 0.0  # ...in this share of the traversals (drawn per traversal)
+    reshuffle: bool = False  # probe sampling (Lost Cities): each probe of the kept node on its own deck order
     # Probe sampling: a history value net (``params[3]``) values every legal action at the kept node;
     # the rollouts then only give its training rows (``stats["value_rows"]``).
     value_net: NetSpec | None = None
