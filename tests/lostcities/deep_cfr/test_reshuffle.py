@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from lostcities import engine
 from lostcities.deep_cfr.networks import NetSpec
-from lostcities.deep_cfr.regret import regret_matching
 from lostcities.deep_cfr.traversal import TraversalSpec, probe_sampling
 from lostcities.exact.enumerable import MICRO, EnumerableLostCities
 from lostcities.exact.lostcities_oracle import oracle_tree
@@ -63,14 +62,14 @@ def test_reshuffle_puts_every_pile_card_on_top_equally_often():
 @functools.cache
 def _micro_rows(reshuffle: bool, num: int = 200_000, probes: int = 4):
     """``num`` probe traversals of player 0 on the micro variant with random nets (walk uniform):
-    (the game, the net, its parameters, the advantage rows)."""
+    (the net, its parameters, the advantage rows)."""
     game = EnumerableLostCities(MICRO)
     net = NetSpec(game.observation_size, game.num_actions, (8,))
     params = (net.init(jax.random.key(1)), net.init(jax.random.key(2)))
     spec = TraversalSpec(game, net, "argmax", probes=probes, reshuffle=reshuffle)
     adv, _, stats = jax.jit(probe_sampling, static_argnums=(0, 5))(spec, params, jax.random.key(7), 0, 1, num)
     assert int(stats["overflow"]) == 0 and bool(stats["terminal"])
-    return game, net, params, adv
+    return net, params, adv
 
 
 def _by_observation(tree, adv):
@@ -80,7 +79,7 @@ def _by_observation(tree, adv):
     obs = np.asarray(adv["obs"])[valid]
     distinct, inverse = np.unique(np.concatenate([tree.observation, obs]), axis=0, return_inverse=True)
     inverse = inverse.reshape(-1)
-    assert inverse[len(tree.observation):].max() < len(distinct)
+    assert len(distinct) == len(np.unique(tree.observation, axis=0))  # every row's is the tree's
     return inverse[len(tree.observation):], inverse[:len(tree.observation)], len(distinct)
 
 
@@ -90,12 +89,9 @@ def test_reshuffled_probes_match_exact_regrets_with_less_spread():
     errors of the sampling (plus 0.002 for sets too rare to be sampled); and the rows spread less
     than four probes on one deck order do."""
     num = 200_000
-    _, net, params, adv = _micro_rows(True, num)
+    net, params, adv = _micro_rows(True, num)
     tree = oracle_tree(MICRO)
-    who = tree.player[tree.node]
-    pol = np.where((who == 0)[:, None],
-                   np.asarray(regret_matching(net.apply(params[0], tree.observation), tree.mask)),
-                   np.asarray(regret_matching(net.apply(params[1], tree.observation), tree.mask)))
+    pol = kuhn.nets_policy(tree, net, params, 0)
     want_sets, _ = kuhn.exact(tree, 0, pol, own=kuhn.uniform_policy(tree))
     rows, node_rows, count = _by_observation(tree, adv)
     first = np.unique(tree.infoset, return_index=True)[1]  # a decision node of each set, by set id
@@ -108,6 +104,6 @@ def test_reshuffled_probes_match_exact_regrets_with_less_spread():
     np.add.at(square, rows, x ** 2)
     got, se = got / num, np.sqrt(np.maximum(square / num - (got / num) ** 2, 0.0) / num)
     assert np.abs(want).max() > 0.05 and (np.abs(got - want) <= 5 * se + 0.002).all()
-    _, _, _, fixed = _micro_rows(False, num)
+    *_, fixed = _micro_rows(False, num)
     spread = [np.asarray(a["target"])[np.asarray(a["valid"])].var(0).sum() for a in (adv, fixed)]
     assert spread[0] < 0.95 * spread[1], spread

@@ -142,11 +142,14 @@ def probe_rows(player, seeds=(1, 2), num=400_000, **spec_args):
     adv, strat, stats = jax.jit(probe_sampling, static_argnums=(0, 5))(
         spec, params, jax.random.key(7), player, 1, num)
     assert int(stats["overflow"]) == 0 and bool(stats["terminal"])
-    who = tree.player[tree.node]
-    pol = np.where((who == player)[:, None],
-                   np.asarray(regret_matching(net.apply(params[0], tree.observation), tree.mask)),
-                   np.asarray(regret_matching(net.apply(params[1], tree.observation), tree.mask)))
-    return tree, index, adv, strat, pol
+    return tree, index, adv, strat, nets_policy(tree, net, params, player)
+
+
+def nets_policy(tree, net, params, player):
+    """``[D, A]``: regret matching at every decision node of ``tree``, on ``params[0]`` at
+    ``player``'s nodes and on ``params[1]`` at the opponent's."""
+    own, other = (np.asarray(regret_matching(net.apply(p, tree.observation), tree.mask)) for p in params[:2])
+    return np.where((tree.player[tree.node] == player)[:, None], own, other)
 
 
 @pytest.mark.parametrize("player, probes", [(0, 1), (1, 1), pytest.param(0, 3, marks=pytest.mark.slow)])
