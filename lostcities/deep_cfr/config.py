@@ -69,6 +69,10 @@ class StrategyConfig:
     # strategy towards the later iterations' strategies (against the current-strategy opponent,
     # the default, training never reads this net, so only the agent changes).
     weight_power: float = 1.0
+    # "uniform": every row equally likely kept, its weight used in the loss; "weighted": rows kept in
+    # proportion to their weight and fitted alike, so a steep weight_power does not leave most of
+    # the buffer to rows that barely count (reservoir.weighted_reservoir_add).
+    reservoir: Literal["uniform", "weighted"] = "uniform"
 
 
 @dataclasses.dataclass(frozen=True)

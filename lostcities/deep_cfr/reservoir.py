@@ -10,6 +10,14 @@ gathers all fields with one index vector, so rows can never be mis-aligned.
 
 :func:`ring_add` fills the same buffer as a ring instead (row ``n`` to slot ``n mod capacity``):
 it holds the latest rows only, for targets that go stale as the policy changes (history values).
+
+:func:`weighted_reservoir_add` keeps rows with probability rising with their ``weight`` instead
+(priority sampling, Duffield, Lund and Thorup 2007): each row gets the priority ``weight / u``, ``u``
+uniform, the buffer holds the ``capacity`` largest priorities ever offered, and ``threshold`` is
+the largest priority it let go. A kept row then stands for ``max(weight, threshold)`` (unbiased
+for every sum of weights over the stream), which :func:`reservoir_sample` hands to the loss. So a
+buffer whose rows' weights grow fast (``t^4``) spends its slots on the heavy rows instead of on
+light rows that barely count; while nothing was let go it holds every row at its own weight.
 """
 
 from __future__ import annotations
@@ -20,15 +28,18 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-__all__ = ["Reservoir", "reservoir_add", "reservoir_init", "reservoir_sample", "reservoir_size", "ring_add"]
+__all__ = ["Reservoir", "reservoir_add", "reservoir_init", "reservoir_sample", "reservoir_size", "ring_add",
+           "weighted_reservoir_add", "weighted_reservoir_init"]
 
 
 @struct.dataclass
 class Reservoir:
-    """``data``: field name -> ``[capacity, ...]`` array; ``seen``: int32 count of rows ever offered."""
+    """``data``: field name -> ``[capacity, ...]`` array; ``seen``: int32 count of rows ever offered;
+    ``threshold``: a weighted buffer's largest log-priority let go (``-inf`` while none was)."""
 
     data: dict[str, jax.Array]
     seen: jax.Array
+    threshold: jax.Array | None = None
 
     @property
     def capacity(self) -> int:
@@ -43,6 +54,17 @@ def reservoir_init(capacity: int, spec: Mapping[str, tuple[tuple[int, ...], jnp.
     return Reservoir(data=data, seen=jnp.int32(0))
 
 
+def weighted_reservoir_init(capacity: int,
+                            spec: Mapping[str, tuple[tuple[int, ...], jnp.dtype]]) -> Reservoir:
+    """An empty buffer for :func:`weighted_reservoir_add`: ``spec`` (with a ``weight`` field) plus
+    each row's log-priority ``priority`` (``-inf`` in the empty slots)."""
+    if "weight" not in spec:
+        raise ValueError(f"a weighted reservoir needs a 'weight' field; spec has {sorted(spec)}")
+    buf = reservoir_init(capacity, {**spec, "priority": ((), jnp.float32)})
+    return Reservoir(data={**buf.data, "priority": jnp.full((capacity,), -jnp.inf)}, seen=buf.seen,
+                     threshold=jnp.float32(-jnp.inf))
+
+
 def reservoir_size(buf: Reservoir) -> jax.Array:
     """Number of filled rows (``min(seen, capacity)``)."""
     return jnp.minimum(buf.seen, buf.capacity)
@@ -55,6 +77,35 @@ def reservoir_add(buf: Reservoir, rows: Mapping[str, jax.Array], valid: jax.Arra
     arrival = buf.seen + jnp.cumsum(valid.astype(jnp.int32)) - 1
     random_slot = jax.random.randint(key, arrival.shape, 0, jnp.maximum(arrival + 1, 1))
     return _write(buf, rows, valid, arrival, jnp.where(arrival < buf.capacity, arrival, random_slot))
+
+
+def weighted_reservoir_add(buf: Reservoir, rows: Mapping[str, jax.Array], valid: jax.Array,
+                           key: jax.Array) -> Reservoir:
+    """Offer a batch as :func:`reservoir_add` does, keeping the largest priorities ``weight / u``
+    (module docstring); rows of weight 0 are not offered. Jittable.
+
+    The batch's priorities, largest first, meet the buffer's, smallest first: the ``i``-th new row
+    takes the ``i``-th weakest slot where its priority is larger, which leaves the buffer holding
+    the largest of both. Empty slots (``-inf``) are the weakest, lowest index first, so the filled
+    slots stay a prefix of the buffer."""
+    if set(rows) | {"priority"} != set(buf.data) or buf.threshold is None:
+        raise ValueError(f"not a weighted buffer of these rows: buffer fields {sorted(buf.data)}, "
+                         f"rows {sorted(rows)} (and priority)")
+    valid = valid.astype(bool) & (rows["weight"] > 0)
+    u = jax.random.uniform(key, valid.shape, minval=jnp.finfo(jnp.float32).tiny)
+    priority = jnp.where(valid, jnp.log(jnp.where(valid, rows["weight"], 1.0)) - jnp.log(u), -jnp.inf)
+    n = min(valid.shape[0], buf.capacity)
+    new = jnp.argsort(-priority, stable=True)[:n]
+    weakest = jnp.argsort(buf.data["priority"], stable=True)[:n]
+    replace = priority[new] > buf.data["priority"][weakest]
+    slot = jnp.where(replace, weakest, buf.capacity)  # capacity: dropped
+    stored = {**rows, "priority": priority}
+    data = {k: v.at[slot].set(stored[k][new].astype(v.dtype), mode="drop") for k, v in buf.data.items()}
+    kept = jnp.zeros(valid.shape, bool).at[new].set(replace)
+    let_go = jnp.maximum(jnp.where(kept, -jnp.inf, priority).max(),
+                         jnp.where(replace, buf.data["priority"][weakest], -jnp.inf).max())
+    return Reservoir(data=data, seen=buf.seen + valid.sum(dtype=jnp.int32),
+                     threshold=jnp.maximum(buf.threshold, let_go))
 
 
 def ring_add(buf: Reservoir, rows: Mapping[str, jax.Array], valid: jax.Array) -> Reservoir:
@@ -81,4 +132,11 @@ def _write(buf: Reservoir, rows: Mapping[str, jax.Array], valid: jax.Array, arri
 def reservoir_sample(buf: Reservoir, key: jax.Array, batch_size: int) -> dict[str, jax.Array]:
     """``batch_size`` rows drawn uniformly with replacement (one index vector for all fields)."""
     idx = jax.random.randint(key, (batch_size,), 0, jnp.maximum(reservoir_size(buf), 1))
-    return {k: v[idx] for k, v in buf.data.items()}
+    batch = {k: v[idx] for k, v in buf.data.items()}
+    if buf.threshold is None:
+        return batch
+    # A weighted buffer's rows stand for max(weight, threshold); divided by the threshold (the
+    # loss normalises by the batch's total weight) so that nothing overflows.
+    scaled = jnp.exp(jnp.log(batch["weight"]) - buf.threshold)
+    weight = jnp.where(jnp.isfinite(buf.threshold), jnp.maximum(scaled, 1.0), batch["weight"])
+    return {**batch, "weight": weight}

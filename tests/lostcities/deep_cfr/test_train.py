@@ -68,9 +68,14 @@ HISTORY_VALUE = ("--game=lostcities", "--variant=micro", "--history_value=true",
                  "--eval.opponents=random")
 
 
+# A weighted strategy reservoir small enough to let rows go: its priorities and threshold resume too.
+WEIGHTED = ("--strategy.reservoir=weighted", "--strategy.weight_power=4", "--strategy.capacity=300")
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("sampling, extra", [("external", ()), ("probe", ()), ("probe", HISTORY_VALUE)],
-                         ids=["external", "probe", "history_value"])
+@pytest.mark.parametrize("sampling, extra", [("external", ()), ("probe", ()), ("probe", HISTORY_VALUE),
+                                             ("outcome", WEIGHTED)],
+                         ids=["external", "probe", "history_value", "weighted_reservoir"])
 def test_sigkilled_run_resumes_to_identical_parameters(tmp_path, sampling, extra):
     env = {**os.environ, "PYTHONPATH": str(REPO), "JAX_PLATFORMS": "cpu"}
     full, killed = tmp_path / "full", tmp_path / "killed"
