@@ -28,22 +28,28 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-__all__ = ["Reservoir", "reservoir_add", "reservoir_init", "reservoir_sample", "reservoir_size", "ring_add",
-           "weighted_reservoir_add", "weighted_reservoir_init"]
+__all__ = ["Reservoir", "WeightedReservoir", "reservoir_add", "reservoir_init", "reservoir_sample",
+           "reservoir_size", "ring_add", "weighted_reservoir_add", "weighted_reservoir_init"]
 
 
 @struct.dataclass
 class Reservoir:
-    """``data``: field name -> ``[capacity, ...]`` array; ``seen``: int32 count of rows ever offered;
-    ``threshold``: a weighted buffer's largest log-priority let go (``-inf`` while none was)."""
+    """``data``: field name -> ``[capacity, ...]`` array; ``seen``: int32 count of rows ever offered."""
 
     data: dict[str, jax.Array]
     seen: jax.Array
-    threshold: jax.Array | None = None
 
     @property
     def capacity(self) -> int:
         return int(next(iter(self.data.values())).shape[0])
+
+
+@struct.dataclass
+class WeightedReservoir(Reservoir):
+    """A :func:`weighted_reservoir_add` buffer: ``data`` has each row's log-priority ``priority``;
+    ``threshold`` is the largest log-priority let go (``-inf`` while none was)."""
+
+    threshold: jax.Array
 
 
 def reservoir_init(capacity: int, spec: Mapping[str, tuple[tuple[int, ...], jnp.dtype]]) -> Reservoir:
@@ -55,14 +61,14 @@ def reservoir_init(capacity: int, spec: Mapping[str, tuple[tuple[int, ...], jnp.
 
 
 def weighted_reservoir_init(capacity: int,
-                            spec: Mapping[str, tuple[tuple[int, ...], jnp.dtype]]) -> Reservoir:
+                            spec: Mapping[str, tuple[tuple[int, ...], jnp.dtype]]) -> WeightedReservoir:
     """An empty buffer for :func:`weighted_reservoir_add`: ``spec`` (with a ``weight`` field) plus
     each row's log-priority ``priority`` (``-inf`` in the empty slots)."""
     if "weight" not in spec:
         raise ValueError(f"a weighted reservoir needs a 'weight' field; spec has {sorted(spec)}")
     buf = reservoir_init(capacity, {**spec, "priority": ((), jnp.float32)})
-    return Reservoir(data={**buf.data, "priority": jnp.full((capacity,), -jnp.inf)}, seen=buf.seen,
-                     threshold=jnp.float32(-jnp.inf))
+    return WeightedReservoir(data={**buf.data, "priority": jnp.full((capacity,), -jnp.inf)}, seen=buf.seen,
+                             threshold=jnp.float32(-jnp.inf))
 
 
 def reservoir_size(buf: Reservoir) -> jax.Array:
@@ -79,8 +85,8 @@ def reservoir_add(buf: Reservoir, rows: Mapping[str, jax.Array], valid: jax.Arra
     return _write(buf, rows, valid, arrival, jnp.where(arrival < buf.capacity, arrival, random_slot))
 
 
-def weighted_reservoir_add(buf: Reservoir, rows: Mapping[str, jax.Array], valid: jax.Array,
-                           key: jax.Array) -> Reservoir:
+def weighted_reservoir_add(buf: WeightedReservoir, rows: Mapping[str, jax.Array], valid: jax.Array,
+                           key: jax.Array) -> WeightedReservoir:
     """Offer a batch as :func:`reservoir_add` does, keeping the largest priorities ``weight / u``
     (module docstring); rows of weight 0 are not offered. Jittable.
 
@@ -88,7 +94,7 @@ def weighted_reservoir_add(buf: Reservoir, rows: Mapping[str, jax.Array], valid:
     takes the ``i``-th weakest slot where its priority is larger, which leaves the buffer holding
     the largest of both. Empty slots (``-inf``) are the weakest, lowest index first, so the filled
     slots stay a prefix of the buffer."""
-    if set(rows) | {"priority"} != set(buf.data) or buf.threshold is None:
+    if set(rows) | {"priority"} != set(buf.data) or not isinstance(buf, WeightedReservoir):
         raise ValueError(f"not a weighted buffer of these rows: buffer fields {sorted(buf.data)}, "
                          f"rows {sorted(rows)} (and priority)")
     valid = valid.astype(bool) & (rows["weight"] > 0)
@@ -104,8 +110,8 @@ def weighted_reservoir_add(buf: Reservoir, rows: Mapping[str, jax.Array], valid:
     kept = jnp.zeros(valid.shape, bool).at[new].set(replace)
     let_go = jnp.maximum(jnp.where(kept, -jnp.inf, priority).max(),
                          jnp.where(replace, buf.data["priority"][weakest], -jnp.inf).max())
-    return Reservoir(data=data, seen=buf.seen + valid.sum(dtype=jnp.int32),
-                     threshold=jnp.maximum(buf.threshold, let_go))
+    return WeightedReservoir(data=data, seen=buf.seen + valid.sum(dtype=jnp.int32),
+                             threshold=jnp.maximum(buf.threshold, let_go))
 
 
 def ring_add(buf: Reservoir, rows: Mapping[str, jax.Array], valid: jax.Array) -> Reservoir:
@@ -133,7 +139,7 @@ def reservoir_sample(buf: Reservoir, key: jax.Array, batch_size: int) -> dict[st
     """``batch_size`` rows drawn uniformly with replacement (one index vector for all fields)."""
     idx = jax.random.randint(key, (batch_size,), 0, jnp.maximum(reservoir_size(buf), 1))
     batch = {k: v[idx] for k, v in buf.data.items()}
-    if buf.threshold is None:
+    if not isinstance(buf, WeightedReservoir):
         return batch
     # A weighted buffer's rows stand for max(weight, threshold); divided by the threshold (the
     # loss normalises by the batch's total weight) so that nothing overflows.
