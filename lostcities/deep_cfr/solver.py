@@ -27,6 +27,7 @@ from lostcities.deep_cfr.merge import merge_rows, merged_reservoir
 from lostcities.deep_cfr.networks import NetSpec
 from lostcities.deep_cfr.reservoir import (
     Reservoir,
+    WeightedReservoir,
     reservoir_add,
     reservoir_init,
     ring_add,
@@ -322,7 +323,7 @@ def _traverse_store(solver: Solver, state: SolverState, key: jax.Array, p: jax.A
     if solver.cfg.advantage.merge:
         adv = merge_rows(adv)
     buf = reservoir_add(_row(state.adv_buf, p), {k: adv[k] for k in state.adv_buf.data}, adv["valid"], k_adv)
-    strat_add = weighted_reservoir_add if solver.cfg.strategy.reservoir == "weighted" else reservoir_add
+    strat_add = weighted_reservoir_add if isinstance(state.strat_buf, WeightedReservoir) else reservoir_add
     strat_buf = strat_add(state.strat_buf, {k: strat[k] for k in ("obs", "mask", "target", "weight")},
                           strat["valid"], k_strat)
     state = state.replace(adv_buf=_set_row(state.adv_buf, p, buf), strat_buf=strat_buf)
