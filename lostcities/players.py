@@ -3,6 +3,8 @@
 - a bot of ``lostcities.bots.BOTS`` (``random``, ``heuristic``, ``careful``, ``greedy``, ``threshold``);
 - ``pretrained``: the classic Deep CFR agent shipped in ``lostcities.pretrained``;
 - a Deep CFR run folder: its agent, the average-strategy net (``lostcities.deep_cfr.player.load_agent``);
+- an exported agent's folder (``params.npz`` and ``net.json``, ``lostcities.pretrained.write_agent``),
+  such as a round of ``experiments.expert_iteration``;
 - ``search`` (determinized rollout search with ``heuristic`` rollouts over every legal move) or
   ``search:PLAYER``, the search with ``PLAYER`` (any of the above) as its rollout policy and, for
   a learned agent, as its prior (``lostcities.search``; settings from ``search``);
@@ -47,8 +49,8 @@ class Player:
 
 def accepted_players() -> str:
     """One line listing every accepted player name (for error messages and ``--help``)."""
-    return (f"a bot ({', '.join(sorted(BOTS))}), pretrained, a Deep CFR run folder, "
-            "argmax:AGENT with AGENT pretrained or a run folder, search, "
+    return (f"a bot ({', '.join(sorted(BOTS))}), pretrained, a Deep CFR run folder, an exported agent's "
+            "folder, argmax:AGENT with AGENT one of those three, search, "
             "or search:PLAYER with PLAYER any of those")
 
 
@@ -98,6 +100,10 @@ def resolve(spec: str, variant: Variant, *, search: SearchSpec = DEFAULT_SEARCH,
     path = Path(spec)
     if not path.is_dir():
         raise ValueError(f"player {spec!r} is neither a bot nor a run folder; accepted: {accepted_players()}")
+    if (path / "params.npz").is_file():
+        from lostcities.pretrained import load_pretrained
+
+        return _as_player(load_pretrained(variant, path))
     return _as_player(run_loader(path, variant))
 
 
