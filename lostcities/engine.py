@@ -42,7 +42,7 @@ from lostcities.variants import CLASSIC, Variant
 __all__ = [
     "DECK", "EXPEDITION", "HAND", "PILE", "LostCities", "State", "choose_legal_action", "current_player",
     "expedition_scores", "init", "legal_action_mask", "num_actions", "observation", "observation_size",
-    "reshuffle_deck", "returns", "scores", "step", "terminal",
+    "reshuffle_deck", "returns", "scores", "step", "terminal", "to_move",
 ]
 
 # Location codes of a card (State.loc): the draw pile, a player's hand or expedition, a discard pile.
@@ -260,6 +260,12 @@ def terminal(state: State) -> jax.Array:
 
 def current_player(state: State) -> jax.Array:
     return state.player.astype(jnp.int32)
+
+
+def to_move(state: State, variant: Variant = CLASSIC) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """``(player, observation, legal mask)`` of the player to move: what its policy is shown."""
+    player = current_player(state)
+    return player, observation(state, player, variant), legal_action_mask(state, variant)
 
 
 def observation(state: State, player: jax.Array | int, variant: Variant = CLASSIC,

@@ -41,9 +41,7 @@ def play_games(variant: Variant, policy_a: Policy, policy_b: Policy, keys: jax.A
         def body(carry):
             state, key, taken, draws = carry
             key, ka, kb = jax.random.split(key, 3)
-            player = engine.current_player(state)
-            obs = engine.observation(state, player, variant)
-            mask = engine.legal_action_mask(state, variant)
+            player, obs, mask = engine.to_move(state, variant)
             action = jnp.where(player == seat, policy_a(obs, mask, ka), policy_b(obs, mask, kb))
             new = engine.step(state, action, None, variant)
             drawn = new.public & ~state.public  # the card just taken from a discard pile, if any

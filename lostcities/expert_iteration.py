@@ -47,9 +47,7 @@ def _play_recorded(variant: Variant, teacher: Policy, opponent: Policy, self_pla
         def body(carry):
             state, key, t, record = carry
             key, kt, ko = jax.random.split(key, 3)
-            player = engine.current_player(state)
-            obs = engine.observation(state, player, variant)
-            mask = engine.legal_action_mask(state, variant)
+            player, obs, mask = engine.to_move(state, variant)
             if self_play:  # one search a decision, not one a seat (under vmap both branches run)
                 mine, action = jnp.bool_(True), teacher(obs, mask, kt)
             else:

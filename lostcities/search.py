@@ -62,9 +62,8 @@ def _rollouts(variant: Variant, rollout: Policy, states: engine.State, max_steps
     draw_keys = jax.random.split(key, n)
 
     def act(state, k):
-        player = engine.current_player(state)
-        obs = engine.observation(state, player, variant)
-        return rollout(obs, engine.legal_action_mask(state, variant), k)
+        _, obs, mask = engine.to_move(state, variant)
+        return rollout(obs, mask, k)
 
     def body(carry):
         t, states = carry
