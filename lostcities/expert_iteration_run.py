@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from tqdm import tqdm
 
@@ -94,13 +95,14 @@ def _record_round(cfg: ExItConfig, variant: Variant, teacher_name: str, folder: 
     folder.mkdir(parents=True, exist_ok=True)
     teacher = resolve(teacher_name, variant, search=cfg.search).policy
     deals = jax.random.split(jax.random.fold_in(jax.random.key(cfg.seed), 1000 + round_), cfg.games)
-    first = jax.numpy.arange(cfg.games, dtype=jax.numpy.int32) % 2
+    first = jnp.arange(cfg.games, dtype=jnp.int32) % 2  # the starting seat alternates game by game
     starts = range(0, cfg.games, cfg.batch_size)
     for start in tqdm(starts, desc=f"round {round_}: recording {teacher_name}", disable=not cfg.progress):
         path = folder / f"batch_{start:06d}.npz"
         if path.is_file():
             continue
         sl = slice(start, start + cfg.batch_size)
+        # self-play records both seats, so the teacher's seat argument is immaterial
         rows, _ = record_decisions(variant, teacher, None, deals[sl], first[sl], first[sl])
         tmp = path.with_suffix(".tmp.npz")
         np.savez(tmp, **rows)
