@@ -22,6 +22,7 @@ from lostcities.api import Policy
 from lostcities.deep_cfr.fit import FitSpec, fit
 from lostcities.deep_cfr.player import NetAgent
 from lostcities.deep_cfr.reservoir import Reservoir
+from lostcities.players import argmax_policy
 from lostcities.sharding import shard_games, whole
 from lostcities.variants import Variant
 
@@ -97,11 +98,8 @@ def distill(agent: NetAgent, rows: Decisions, key: jax.Array, *, steps: int, bat
                    symmetry=symmetry)
     params, stats = jax.jit(functools.partial(fit, spec))(agent.params, buffer, key)
     student = NetAgent(agent.net, params)
-    agreement = float(np.mean(np.asarray(_argmax_in_chunks(student, obs, mask)) == rows["action"]))
-    return student, {"loss": float(stats["loss"]), "agreement": agreement}
-
-
-def _argmax_in_chunks(agent: NetAgent, obs: jax.Array, mask: jax.Array, chunk: int = 65536) -> np.ndarray:
-    best = jax.jit(lambda o, m: jnp.argmax(jnp.where(m, jax.vmap(agent.probs)(o, m), -1.0), -1))
-    return np.concatenate([np.asarray(best(obs[i:i + chunk], mask[i:i + chunk]))
-                           for i in range(0, obs.shape[0], chunk)])
+    best = jax.jit(jax.vmap(argmax_policy(student.probs), in_axes=(0, 0, None)))
+    chunk = 65536  # bounds the activations held at once
+    moves = np.concatenate([np.asarray(best(obs[i:i + chunk], mask[i:i + chunk], key))
+                            for i in range(0, obs.shape[0], chunk)])
+    return student, {"loss": float(stats["loss"]), "agreement": float(np.mean(moves == rows["action"]))}

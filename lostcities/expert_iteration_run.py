@@ -29,18 +29,17 @@ import jax.numpy as jnp
 import numpy as np
 from tqdm import tqdm
 
-from lostcities.deep_cfr.player import NetAgent, load_agent
 from lostcities.engine import LostCities
 from lostcities.evaluation import evaluate
 from lostcities.expert_iteration import Decisions, distill, record_decisions
-from lostcities.players import resolve
-from lostcities.pretrained import load_pretrained, write_agent
+from lostcities.players import load_learned, resolve
+from lostcities.pretrained import write_agent
 from lostcities.search import SearchSpec
 from lostcities.variants import Variant, get_variant
 from runkit import config_tree
 from runkit.files import write_atomic
 
-__all__ = ["ExItConfig", "load_net_agent", "run_expert_iteration"]
+__all__ = ["ExItConfig", "run_expert_iteration"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,18 +60,6 @@ class ExItConfig:
     progress: bool = True
     search: SearchSpec = dataclasses.field(
         default_factory=lambda: SearchSpec(determinizations=16, top_k=4, prior_weight=2.0))
-
-
-def load_net_agent(name: str, variant: Variant) -> NetAgent:
-    """The learned agent named ``name``: ``pretrained``, an exported agent's folder or a run folder."""
-    if name == "pretrained":
-        return load_pretrained(variant)
-    path = Path(name)
-    if (path / "params.npz").is_file():
-        return load_pretrained(variant, path)
-    if not path.is_dir():
-        raise ValueError(f"agent {name!r}: not pretrained, an exported agent's folder or a run folder")
-    return load_agent(path, variant)
 
 
 def _check_config(cfg: ExItConfig, out: Path) -> None:
@@ -160,15 +147,16 @@ def run_expert_iteration(cfg: ExItConfig) -> list[dict[str, Any]]:
         folder = out / f"round_{round_}"
         figures = folder / "agent" / "figures.json"
         if not figures.is_file():
+            teacher = f"search:argmax:{agent_name}"
             t0 = time.time()
-            rows = _record_round(cfg, variant, f"search:argmax:{agent_name}", folder / "decisions", round_)
+            rows = _record_round(cfg, variant, teacher, folder / "decisions", round_)
             t1 = time.time()
             key = jax.random.fold_in(jax.random.key(cfg.seed), round_)
-            student, stats = distill(load_net_agent(agent_name, variant), rows, key, steps=cfg.fit_steps,
+            student, stats = distill(load_learned(agent_name, variant), rows, key, steps=cfg.fit_steps,
                                      batch_size=cfg.fit_batch_size, learning_rate=cfg.learning_rate,
                                      symmetry=LostCities(variant) if cfg.symmetry else None)
             write_agent(student, folder / "agent", variant.name)
-            line = {"round": round_, "teacher": f"search:argmax:{agent_name}", "rows": len(rows["action"]),
+            line = {"round": round_, "teacher": teacher, "rows": len(rows["action"]),
                     **stats, "record_seconds": t1 - t0, "fit_seconds": time.time() - t1,
                     "eval": _measure(cfg, variant, str(folder / "agent"))}
             write_atomic(figures, json.dumps(line, indent=1))

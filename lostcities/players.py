@@ -30,8 +30,8 @@ from lostcities.bots import BOTS, make_bot
 from lostcities.search import PriorFn, SearchSpec, search_policy
 from lostcities.variants import Variant
 
-__all__ = ["DEFAULT_SEARCH", "Player", "RunLoader", "accepted_players", "argmax_policy", "resolve",
-           "resolve_player"]
+__all__ = ["DEFAULT_SEARCH", "Player", "RunLoader", "accepted_players", "argmax_policy", "load_learned",
+           "resolve", "resolve_player"]
 
 DEFAULT_SEARCH = SearchSpec()
 
@@ -75,15 +75,26 @@ def _as_player(loaded: Any) -> Player:
     return Player(loaded)
 
 
+def load_learned(spec: str, variant: Variant, run_loader: RunLoader = _load_run) -> Any:
+    """The learned agent named ``spec`` as loaded (``pretrained``, an exported agent's folder or a run
+    folder read by ``run_loader``); a ``ValueError`` listing what is accepted otherwise."""
+    from lostcities.pretrained import load_pretrained
+
+    if spec == "pretrained":
+        return load_pretrained(variant)
+    path = Path(spec)
+    if not path.is_dir():
+        raise ValueError(f"player {spec!r} is neither a bot nor a run folder; accepted: {accepted_players()}")
+    if (path / "params.npz").is_file():
+        return load_pretrained(variant, path)
+    return run_loader(path, variant)
+
+
 def resolve(spec: str, variant: Variant, *, search: SearchSpec = DEFAULT_SEARCH,
             run_loader: RunLoader = _load_run) -> Player:
     """The player named by ``spec`` for ``variant``; a ``ValueError`` listing what is accepted otherwise."""
     if spec in BOTS:
         return Player(make_bot(spec, variant))
-    if spec == "pretrained":
-        from lostcities.pretrained import load_pretrained
-
-        return _as_player(load_pretrained(variant))
     if spec == "search" or spec.startswith("search:"):
         inner = resolve(spec.partition(":")[2] or "heuristic", variant, search=search, run_loader=run_loader)
         return Player(search_policy(search, variant, inner.policy, inner.prior))
@@ -97,14 +108,7 @@ def resolve(spec: str, variant: Variant, *, search: SearchSpec = DEFAULT_SEARCH,
             raise ValueError(f"player {spec!r}: {inner_name!r} has no action probabilities to take the "
                              f"argmax of; accepted: {accepted_players()}")
         return Player(argmax_policy(inner.prior), inner.prior)
-    path = Path(spec)
-    if not path.is_dir():
-        raise ValueError(f"player {spec!r} is neither a bot nor a run folder; accepted: {accepted_players()}")
-    if (path / "params.npz").is_file():
-        from lostcities.pretrained import load_pretrained
-
-        return _as_player(load_pretrained(variant, path))
-    return _as_player(run_loader(path, variant))
+    return _as_player(load_learned(spec, variant, run_loader))
 
 
 def resolve_player(spec: str, variant: Variant, *, search: SearchSpec = DEFAULT_SEARCH,

@@ -8,6 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from lostcities import engine
 from lostcities.bots import make_bot
 from lostcities.deep_cfr.networks import NetSpec
 from lostcities.deep_cfr.player import NetAgent
@@ -76,8 +77,6 @@ def test_an_exported_agent_folder_is_a_player(tmp_path):
     folder = write_agent(agent, tmp_path / "agent")
     player = resolve(str(folder), CLASSIC)
     state = LostCities(CLASSIC).init(jax.random.key(0))
-    from lostcities import engine
-
     obs, mask = engine.observation(state, 0, CLASSIC), engine.legal_action_mask(state, CLASSIC)
     np.testing.assert_array_equal(np.asarray(player.prior(obs, mask)), np.asarray(agent.probs(obs, mask)))
     with pytest.raises(ValueError, match=f"{folder}: the agent plays the classic variant, not 'small'"):
