@@ -48,6 +48,9 @@ DELTA_CASES = [  # batch, length, heads, d_k, d_v, chunk, dtype
     (2, 20, 1, 16, 12, 8, "f32"),  # partial tiles, columns past d_v
     (1, 9, 1, 64, 64, 4, "f32"),  # 32 rows a thread
     (2, 20, 1, 16, 12, 8, "bf16"),
+    (2, 19, 2, 40, 1, 8, "f32"),  # d_v = 1: 32 threads a column (one warp), three warps idle
+    (1, 18, 1, 33, 2, 16, "f32"),  # d_v = 2: 32 threads a column, partial rows
+    (1, 10, 2, 40, 1, 4, "bf16"),
 ]
 
 

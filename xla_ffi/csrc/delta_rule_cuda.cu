@@ -1,7 +1,7 @@
 // Delta rule (DeltaNet) forward and backward as XLA FFI handlers for CUDA (sm_90):
 // DeltaRuleFwdCuda and DeltaRuleBwdCuda. The kernels live in delta_rule_cuda_fwd.cuh and
 // delta_rule_cuda_bwd.cuh; this file validates operands (delta_rule_common.h, plus the
-// kernels' limits d_v <= 128 and d_k <= 32 * 128 / NextPow2(d_v)), takes the backward's
+// kernels' limits d_v <= 128 and d_k <= 32 * parts, parts = 128 / max(4, NextPow2(d_v))), takes the backward's
 // history slots from the FFI scratch allocator, launches on the FFI stream and checks the launch.
 
 #include <cuda_bf16.h>

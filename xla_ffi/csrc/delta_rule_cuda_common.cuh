@@ -2,7 +2,9 @@
 // delta_rule_cuda_bwd.cuh): work layout and the per-thread state.
 //
 // One thread block per (batch, head) sequence, 128 threads. Column v of the [d_k, d_v] state
-// belongs to `parts` = 128 / NextPow2(d_v) neighbouring threads (lane group), each holding
+// belongs to `parts` = 128 / max(4, NextPow2(d_v)) neighbouring threads (a lane group inside
+// one warp: at most 32, so d_v <= 2 leaves whole warps idle rather than summing across warps,
+// which a shuffle cannot do), each holding
 // rows j = part, part + parts, ... (at most R of them, R a template constant) in registers.
 // Sums over rows (u = S^T k, o = S^T q, dw = dS^T k) are shuffles within a lane group; sums
 // over columns (dq, dk, dbeta in the backward) are shuffles across the warp's groups and
@@ -28,12 +30,13 @@ constexpr int kThreads = 128;
 constexpr int kTile = 16;         // steps staged in shared memory at once
 constexpr int64_t kMaxDv = 128;   // one column per lane group at the least
 constexpr int kMaxRows = 32;      // rows of the state per thread, at most
+constexpr int kMinCols = kThreads / 32;  // columns the block covers, at least (parts <= 32)
 
 // Problem size and layout of one call.
 struct Dims {
   int64_t batch, length, heads, dk, dv, chunk, nchunks;
   int parts;  // threads per state column (a power of two dividing 32)
-  int cols;   // state columns the block covers: kThreads / parts >= dv
+  int cols;   // state columns the block covers: kThreads / parts >= max(dv, kMinCols)
   __host__ __device__ int64_t Row(int64_t b, int64_t t, int64_t h) const { return (b * length + t) * heads + h; }
   __host__ __device__ int64_t State(int64_t b, int64_t h) const { return (b * heads + h) * dk * dv; }
   __host__ __device__ int64_t ChunkState(int64_t b, int64_t c, int64_t h) const { return ((b * nchunks + c) * heads + h) * dk * dv; }
@@ -47,8 +50,10 @@ inline int NextPow2(int64_t n) {
 
 // Fills parts and cols for d_v (1 <= d_v <= kMaxDv); returns the rows each thread holds,
 // ceil(d_k / parts) (the launch picks the template R >= it; more than kMaxRows is unsupported).
+// A column's lanes never span two warps: cols >= kMinCols keeps parts <= 32.
 inline int64_t MakeLayout(Dims* d) {
-  d->cols = NextPow2(d->dv);
+  const int cols = NextPow2(d->dv);
+  d->cols = cols < kMinCols ? kMinCols : cols;
   d->parts = kThreads / d->cols;
   return (d->dk + d->parts - 1) / d->parts;
 }
