@@ -32,7 +32,7 @@ def profile(cfg: ProfileConfig) -> dict:
     import jax
 
     from lostcities.deep_cfr.networks import NetSpec
-    from lostcities.engine import LostCities
+    from lostcities.game.engine import LostCities
 
     game = LostCities()
     net = NetSpec(game.observation_size, game.num_actions, tuple(cfg.hidden), cfg.bf16)

@@ -20,9 +20,9 @@ import numpy as np
 from tqdm import tqdm
 
 from experiments.launcher import launch
-from lostcities import engine
-from lostcities.reference import ReferenceGame
-from lostcities.variants import Variant, get_variant
+from lostcities.game import engine
+from lostcities.game.reference import ReferenceGame
+from lostcities.game.variants import Variant, get_variant
 from runkit.timing import Stopwatch
 
 

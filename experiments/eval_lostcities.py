@@ -1,4 +1,4 @@
-"""Head-to-head Lost Cities evaluation: two players (``lostcities.players``), mirrored deals.
+"""Head-to-head Lost Cities evaluation: two players (``lostcities.agents.players``), mirrored deals.
 
     python -m experiments.eval_lostcities --a=heuristic --b=random --games=2000 --json_out=/tmp/e.json
     python -m experiments.eval_lostcities --a=pretrained --b=threshold --games=4000
@@ -17,15 +17,15 @@ from __future__ import annotations
 import dataclasses
 
 from experiments.launcher import launch
-from lostcities.evaluation import evaluate
-from lostcities.players import resolve_player
-from lostcities.search import SearchSpec
-from lostcities.variants import get_variant
+from lostcities.agents.evaluation import evaluate
+from lostcities.agents.players import resolve_player
+from lostcities.agents.search import SearchSpec
+from lostcities.game.variants import get_variant
 
 
 @dataclasses.dataclass(frozen=True)
 class EvalConfig:
-    a: str = "heuristic"  # a player name (lostcities.players): bot, pretrained, run, argmax:AGENT, search[:P]
+    a: str = "heuristic"  # a player name (lostcities.agents.players)
     b: str = "random"
     games: int = 1000
     variant: str = "classic"

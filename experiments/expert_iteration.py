@@ -5,14 +5,14 @@
 
 Each round records self-play games of ``search:argmax:AGENT`` (``--search.*``), fits the agent's
 net to the search's moves and measures the new agent's argmax against ``--opponents``
-(``lostcities.expert_iteration_run`` describes the run folder). A killed run resumes by rerunning
+(``lostcities.expert_iteration.run`` describes the run folder). A killed run resumes by rerunning
 its command; a rerun with a different config (other than ``--rounds``) is refused.
 """
 
 from __future__ import annotations
 
 from experiments.launcher import launch
-from lostcities.expert_iteration_run import ExItConfig, run_expert_iteration
+from lostcities.expert_iteration.run import ExItConfig, run_expert_iteration
 
 
 def main(cfg: ExItConfig) -> dict:

@@ -6,7 +6,7 @@
 Every pair plays the same deals (``--seed``), each deal twice with the seats swapped. Reported per
 pair (row player A against column player B): the mean score difference A - B with its 95%
 interval over deals, and A's win rate (ties half) with its Wilson 95% interval; per player, the
-play diagnostics of ``lostcities.evaluation.play_diagnostics`` averaged over its games. Pairs
+play diagnostics of ``lostcities.agents.evaluation.play_diagnostics`` averaged over its games. Pairs
 with a search player play ``--search_deals`` deals (each of its decisions rolls ``N x k`` games
 out); ``--search.determinizations``, ``--search.top_k``, ``--search.depth`` set the search. The
 PNG (``--png``, default beside ``--json_out``) shows the score-difference matrix, and
@@ -20,7 +20,7 @@ import itertools
 from pathlib import Path
 
 from experiments.launcher import launch
-from lostcities.search import SearchSpec
+from lostcities.agents.search import SearchSpec
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,9 +44,9 @@ def run_ladder(cfg: LadderConfig) -> dict:
     import numpy as np
     from tqdm import tqdm
 
-    from lostcities.evaluation import evaluate
-    from lostcities.players import resolve_player
-    from lostcities.variants import get_variant
+    from lostcities.agents.evaluation import evaluate
+    from lostcities.agents.players import resolve_player
+    from lostcities.game.variants import get_variant
 
     if len(set(cfg.players)) != len(cfg.players) or len(cfg.players) < 2:
         raise ValueError(f"--players needs at least two distinct players, got {list(cfg.players)}")

@@ -4,7 +4,7 @@
     python -m lostcities.play --opponent=pretrained      # the shipped classic Deep CFR agent
     python -m lostcities.play --opponent=RUN_DIR         # a Deep CFR run folder's agent
 
-The opponent is any name ``lostcities.players`` accepts (bots, ``pretrained``, run folders,
+The opponent is any name ``lostcities.agents.players`` accepts (bots, ``pretrained``, run folders,
 ``argmax:AGENT``, ``search``).
 
 Illegal or malformed input is answered with the reason and asked again; end of input quits.
@@ -20,10 +20,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from lostcities import engine
-from lostcities.players import accepted_players, resolve_player
-from lostcities.render import action_name, parse_move, render_state
-from lostcities.variants import VARIANTS, Variant, get_variant
+from lostcities.agents.players import accepted_players, resolve_player
+from lostcities.game import engine
+from lostcities.game.render import action_name, parse_move, render_state
+from lostcities.game.variants import VARIANTS, Variant, get_variant
 
 __all__ = ["main", "play"]
 
@@ -31,7 +31,7 @@ __all__ = ["main", "play"]
 def play(opponent: str, variant: Variant, *, seed: int = 0, human_first: bool = True,
          input_fn: Callable[[str], str] = input,
          print_fn: Callable[[str], None] = print) -> tuple[int, int] | None:
-    """One game, human against ``opponent`` (a player name, ``lostcities.players``); returns (human
+    """One game, human against ``opponent`` (a player name, ``lostcities.agents.players``); returns (human
     score, opponent's score), None if input ends."""
     policy = resolve_player(opponent, variant)
     human = 0 if human_first else 1

@@ -1,7 +1,8 @@
 """The repository's shape rules, checked on its source: no import circles (imports that run; type
 hints under ``TYPE_CHECKING`` aside), no Python module over 400 lines, no function over 80 lines
 without its reason at the top, and nothing imports ``experiments`` (launchers sit on top;
-library code never reaches back into them)."""
+library code never reaches back into them), and the layers of docs/architecture.md: the game never
+imports a player or a learner, the simulator no training or evaluation code."""
 
 from __future__ import annotations
 
@@ -21,6 +22,26 @@ KNOWN = {
     "function": set(),
 }
 """Violations being removed on their own branches; tolerated (not required) until they are gone."""
+
+
+_LEARNERS = ("lostcities.exact", "lostcities.deep_cfr", "lostcities.expert_iteration", "lostcities.rl")
+_NAMED_PLAYERS = ("lostcities.agents.players", "lostcities.agents.pretrained", "lostcities.agents.ladder",
+                  "lostcities.games", "lostcities.play")
+LAYERS = {
+    # the rules and the engines: no player, no learner
+    "lostcities.game": ("lostcities.agents", *_LEARNERS, *_NAMED_PLAYERS),
+    "lostcities.poker": ("lostcities.agents", *_LEARNERS, *_NAMED_PLAYERS),
+    # players that need no learner: the learners build on them, so they import none
+    "lostcities.agents.bots": (*_LEARNERS, *_NAMED_PLAYERS),
+    "lostcities.agents.search": (*_LEARNERS, *_NAMED_PLAYERS),
+    "lostcities.agents.evaluation": (*_LEARNERS, *_NAMED_PLAYERS),
+    # the simulator: no policy evaluation, training or live play
+    "exphil.sim": ("exphil.closed_loop", "exphil.train", "exphil.exposure", "exphil.live"),
+    # replays to datasets: no model, training or simulator
+    "exphil.data": ("exphil.models", "exphil.train", "exphil.sim", "exphil.closed_loop", "exphil.exposure",
+                    "exphil.live"),
+}
+"""Package or module -> what nothing it imports, directly or through others, may be or be inside."""
 
 
 def _modules() -> dict[str, Path]:
@@ -119,6 +140,34 @@ def test_no_import_circles_and_nothing_imports_experiments():
                            if not name.startswith(("experiments", "tests"))
                            and any(t.startswith("experiments") for t in targets))
     assert reaching_back == []
+
+
+def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen, stack = set(), [start]
+    while stack:
+        for target in graph[stack.pop()] - seen:
+            seen.add(target)
+            stack.append(target)
+    return seen
+
+
+def _inside(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def test_each_layer_imports_nothing_above_it():
+    modules = _modules()
+    graph = {name: set(_imports(name, path, modules)) for name, path in modules.items()}
+    breaches = sorted(f"{name} -> {target}" for layer, above in LAYERS.items()
+                      for name in graph if _inside(name, layer)
+                      for target in _reachable(graph, name) if any(_inside(target, a) for a in above))
+    assert breaches == []
+
+
+def test_the_layer_check_follows_imports_through_other_modules():
+    graph = {"g.engine": {"util"}, "util": {"agents.bot"}, "agents.bot": set()}
+    assert "agents.bot" in _reachable(graph, "g.engine")
+    assert not _inside("agentsx", "agents") and _inside("agents.bot", "agents")
 
 
 def test_modules_and_functions_stay_small():

@@ -1,4 +1,4 @@
-"""Deep CFR (and SD-CFR) with vmap-batched traversals, coded only against ``lostcities.api.Game``.
+"""Deep CFR (and SD-CFR) with vmap-batched traversals, coded only against ``lostcities.game.api.Game``.
 
 Modules: ``regret`` (regret matching, masked softmax), ``reservoir`` (aligned, bounded buffers),
 ``merge`` (rows sharing an input merged into one, per batch or per buffer), ``networks``

@@ -93,7 +93,7 @@ class EvalConfig:
     every: int | None = None  # iterations between evaluations (and at the last one)
     policy: Literal["average_net", "sdcfr", "both"] | None = None  # which policy NashConv reports
     games: int | None = None  # Lost Cities: games per opponent in head-to-head evaluation
-    # Lost Cities head-to-head opponents, each reported separately: bot names (lostcities.bots.BOTS)
+    # Lost Cities head-to-head opponents, each reported separately: bot names (lostcities.agents.bots.BOTS)
     # and the run's own nets: "current" (latest advantage nets), "average" (the agent itself, a
     # mirror-match check), "league" (the stored past snapshots).
     opponents: tuple[str, ...] = ("random", "heuristic", "current", "average", "league")
@@ -278,7 +278,7 @@ def check(cfg: DeepCFRConfig) -> None:
     if cfg.league_size < 1:
         raise ValueError(f"league_size must be at least 1, got {cfg.league_size}")
     if cfg.game == "lostcities":
-        from lostcities.bots import BOTS
+        from lostcities.agents.bots import BOTS
 
         unknown = [o for o in cfg.eval.opponents if o not in BOTS and o not in NET_OPPONENTS]
         if unknown:

@@ -10,7 +10,7 @@ snapshot of both players, an equal share of deals each).
 
 Diagnostics (the plateau measures): the agent's habits over its games against the bots (expeditions
 opened per game, the share of them ending negative, wagers, discard-pile draws and those never
-played, the mean score of an opened expedition by colour: ``lostcities.evaluation.play_diagnostics``,
+played, the mean score of an opened expedition by colour: ``lostcities.agents.evaluation.play_diagnostics``,
 the same figures ``experiments.ladder`` gives every bot), and the advantage nets against fresh
 sampled regrets (:func:`regret_diagnostics`: calibration bins and regrets by action class). On the
 oracle's ``micro`` variant the agent's exact NashConv and exploitability come from
@@ -28,21 +28,21 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from lostcities.api import Policy
-from lostcities.bots import make_bot
-from lostcities.deep_cfr.networks import NetSpec
-from lostcities.deep_cfr.player import net_policy, regret_policy
-from lostcities.deep_cfr.regret import Fallback
-from lostcities.deep_cfr.solver import Solver, SolverState, traversal_rows
-from lostcities.evaluation import (
+from lostcities.agents.bots import make_bot
+from lostcities.agents.evaluation import (
     mirrored_schedule,
     mirrored_summary,
     play_diagnostics,
     play_games,
     seat_scores,
 )
+from lostcities.deep_cfr.networks import NetSpec
+from lostcities.deep_cfr.player import net_policy, regret_policy
+from lostcities.deep_cfr.regret import Fallback
+from lostcities.deep_cfr.solver import Solver, SolverState, traversal_rows
+from lostcities.game.api import Policy
+from lostcities.game.variants import Variant
 from lostcities.sharding import whole
-from lostcities.variants import Variant
 
 __all__ = ["ACTION_CLASSES", "BotOpponent", "LostCitiesEvaluator", "NetOpponent", "action_classes",
            "opponents", "play_against", "plot_diagnostics", "plot_head_to_head", "regret_diagnostics"]
@@ -50,7 +50,7 @@ __all__ = ["ACTION_CLASSES", "BotOpponent", "LostCitiesEvaluator", "NetOpponent"
 
 @dataclasses.dataclass(frozen=True)
 class BotOpponent:
-    """A bot from ``lostcities.bots`` (its params are ignored: pass any ``[K]`` array)."""
+    """A bot from ``lostcities.agents.bots`` (its params are ignored: pass any ``[K]`` array)."""
 
     name: str
     variant: Variant
@@ -92,9 +92,9 @@ def play_against(variant: Variant, agent_net: NetSpec, agent_params: Any, oppone
                  opp_params: Any, *, games: int, seed: int) -> dict[str, Any]:
     """The agent (a strategy net) against a pool of ``K`` opponents stacked on ``opp_params``' leading axis.
 
-    Mirrored deals (``lostcities.evaluation.mirrored_schedule``) are split into ``K`` equal groups of
+    Mirrored deals (``lostcities.agents.evaluation.mirrored_schedule``) are split into ``K`` equal groups of
     at least one deal, one per pool member; returns ``mirrored_summary`` of all games (A is the agent)
-    and the agent's ``diagnostics`` (``lostcities.evaluation.play_diagnostics``).
+    and the agent's ``diagnostics`` (``lostcities.agents.evaluation.play_diagnostics``).
     """
     k = jax.tree.leaves(opp_params)[0].shape[0]
     per = max(1, -(-games // (2 * k)))

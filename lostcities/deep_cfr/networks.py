@@ -1,7 +1,7 @@
 """The value networks: one MLP shape for the advantage nets and the average-strategy net (flax.nnx).
 
 On Lost Cities a net may also read per-colour summaries of its observation
-(``lostcities.colour_features``), computed inside ``apply``: its input stays the observation.
+(``lostcities.game.colour_features``), computed inside ``apply``: its input stays the observation.
 
 Used functionally: :class:`NetSpec` holds the static module definition, ``init(key)`` returns a
 parameter pytree (jittable, so advantage nets can be re-initialised inside a compiled
@@ -19,8 +19,8 @@ import jax
 import jax.numpy as jnp
 from flax import nnx
 
-from lostcities.colour_features import colour_feature_size, colour_features
-from lostcities.variants import Variant
+from lostcities.game.colour_features import colour_feature_size, colour_features
+from lostcities.game.variants import Variant
 
 __all__ = ["MLP", "NetSpec"]
 

@@ -1,4 +1,4 @@
-"""Networks as ``lostcities.api.Policy`` players, and a run folder's agent (``load_agent``).
+"""Networks as ``lostcities.game.api.Policy`` players, and a run folder's agent (``load_agent``).
 
 The agent of a Deep CFR run is its average-strategy net: an action sampled from its softmax over
 the legal actions. :class:`NetAgent` also exposes those probabilities, so a search can use the
@@ -14,13 +14,13 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from lostcities.api import Policy
 from lostcities.deep_cfr.config import DeepCFRConfig, resolve
 from lostcities.deep_cfr.networks import NetSpec
 from lostcities.deep_cfr.regret import Fallback, masked_softmax, regret_matching
 from lostcities.deep_cfr.solver import make_solver
+from lostcities.game.api import Policy
+from lostcities.game.variants import Variant
 from lostcities.games import make_game
-from lostcities.variants import Variant
 
 __all__ = ["NetAgent", "load_agent", "net_policy", "regret_policy"]
 

@@ -19,8 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from lostcities.api import Game
-from lostcities.bots import make_bot
+from lostcities.agents.bots import make_bot
 from lostcities.deep_cfr.config import DeepCFRConfig, history_depth, keeps_league, parse_walk
 from lostcities.deep_cfr.fit import FitSpec, fit
 from lostcities.deep_cfr.merge import merge_rows, merged_reservoir
@@ -43,6 +42,7 @@ from lostcities.deep_cfr.traversal import (
     outcome_sampling,
     probe_sampling,
 )
+from lostcities.game.api import Game
 from runkit import config_tree
 
 __all__ = ["Solver", "SolverState", "ValueSolverState", "make_solver", "traversal_rows", "walk_settings"]

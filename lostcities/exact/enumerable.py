@@ -15,9 +15,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from lostcities import engine
+from lostcities.game import engine
+from lostcities.game.variants import Variant, get_variant
 from lostcities.poker.chance import ExplicitChance
-from lostcities.variants import Variant, get_variant
 
 __all__ = ["MICRO", "EnumerableLostCities", "canonical_deals", "oracle_variant"]
 
@@ -78,7 +78,7 @@ class EnumerableLostCities(ExplicitChance, engine.LostCities):
 
 
 def oracle_variant(variant: Variant | str = MICRO) -> Variant:
-    """``variant`` itself, or by name: ``"micro"`` or a name registered in ``lostcities.variants``."""
+    """``variant`` itself, or by name: ``"micro"`` or a name registered in ``lostcities.game.variants``."""
     if isinstance(variant, Variant):
         return variant
     return MICRO if variant == MICRO.name else get_variant(variant)

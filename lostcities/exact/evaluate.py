@@ -186,8 +186,8 @@ def nash_conv_of(policy_fn: PolicyFn, game: Any) -> float:
     ``game``: Kuhn, Leduc, or a small ``engine.LostCities`` variant (enumerated through
     ``lostcities_oracle.EnumerableLostCities``).
     """
-    from lostcities.engine import LostCities
     from lostcities.exact.enumerable import EnumerableLostCities
+    from lostcities.game.engine import LostCities
 
     if isinstance(game, LostCities):
         game = EnumerableLostCities(game.variant)

@@ -26,7 +26,7 @@ from lostcities.exact.cfr import CFRResult, solve_cfr
 from lostcities.exact.enumerable import MICRO, EnumerableLostCities, canonical_deals, oracle_variant
 from lostcities.exact.evaluate import PolicyFn, expected_returns, nash_conv, node_policy_from_fn
 from lostcities.exact.tree import GameTree, build_tree
-from lostcities.variants import Variant
+from lostcities.game.variants import Variant
 
 __all__ = [
     "MICRO",

@@ -1,4 +1,4 @@
-"""Kuhn and Leduc poker in JAX with OpenSpiel's rules, implementing ``lostcities.api.Game``.
+"""Kuhn and Leduc poker in JAX with OpenSpiel's rules, implementing ``lostcities.game.api.Game``.
 
 Both also expose their chance events (``deals``, ``init_deal``, ``chance_probs``, ``apply``) so
 ``lostcities.exact`` can enumerate the whole game tree, and ``info_state_string`` giving

@@ -46,7 +46,7 @@ class KuhnState:
 
 @dataclasses.dataclass(frozen=True)
 class KuhnPoker(ExplicitChance):
-    """Two-player Kuhn poker implementing ``lostcities.api.Game`` (with enumerable chance)."""
+    """Two-player Kuhn poker implementing ``lostcities.game.api.Game`` (with enumerable chance)."""
 
     name: str = "kuhn_poker"
     num_actions: int = 2

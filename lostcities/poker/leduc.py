@@ -65,7 +65,7 @@ class LeducState:
 
 @dataclasses.dataclass(frozen=True)
 class LeducPoker(ExplicitChance):
-    """Two-player Leduc poker implementing ``lostcities.api.Game`` (with enumerable chance)."""
+    """Two-player Leduc poker implementing ``lostcities.game.api.Game`` (with enumerable chance)."""
 
     name: str = "leduc_poker"
     num_actions: int = 3

@@ -7,8 +7,8 @@ import functools
 import jax
 
 from experiments.bench_lostcities import BenchConfig, _random_play, main
-from lostcities import engine
-from lostcities.variants import get_variant
+from lostcities.game import engine
+from lostcities.game.variants import get_variant
 
 
 def test_random_play_counts_only_live_steps():

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from experiments.ladder import LadderConfig, plot_ladder, plot_ladder_diagnostics, run_ladder
-from lostcities.bots import make_bot
-from lostcities.evaluation import evaluate
-from lostcities.variants import get_variant
+from lostcities.agents.bots import make_bot
+from lostcities.agents.evaluation import evaluate
+from lostcities.game.variants import get_variant
 
 
 def test_ladder_smoke_writes_both_figures(tmp_path):

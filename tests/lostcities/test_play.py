@@ -9,10 +9,10 @@ import sys
 import jax
 import numpy as np
 
-from lostcities import engine
+from lostcities.game import engine
+from lostcities.game.render import COLOUR_LETTERS, card_name, parse_move
+from lostcities.game.variants import get_variant
 from lostcities.play import play
-from lostcities.render import COLOUR_LETTERS, card_name, parse_move
-from lostcities.variants import get_variant
 
 
 def _scripted(first_answers):

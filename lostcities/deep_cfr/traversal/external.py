@@ -39,7 +39,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from lostcities.api import Game
 from lostcities.deep_cfr.traversal.common import (
     Params,
     TraversalSpec,
@@ -49,6 +48,7 @@ from lostcities.deep_cfr.traversal.common import (
     rows,
     take,
 )
+from lostcities.game.api import Game
 
 __all__ = ["NODE_CHUNK", "external_sampling", "fitted_pool", "full_pool", "pool_chunk", "pool_strategies"]
 

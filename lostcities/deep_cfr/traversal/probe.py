@@ -79,7 +79,6 @@ import math
 import jax
 import jax.numpy as jnp
 
-from lostcities.api import Game, Policy
 from lostcities.deep_cfr.traversal.common import (
     Params,
     TraversalSpec,
@@ -92,6 +91,7 @@ from lostcities.deep_cfr.traversal.common import (
     take,
     where_slots,
 )
+from lostcities.game.api import Game, Policy
 from lostcities.sharding import shard_games
 
 __all__ = ["probe_sampling"]

@@ -5,17 +5,23 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from lostcities import engine
-from lostcities.bots import make_bot
+from lostcities.agents.bots import make_bot
+from lostcities.agents.evaluation import (
+    evaluate,
+    mirrored_schedule,
+    mirrored_summary,
+    play_games,
+    seat_scores,
+)
 from lostcities.deep_cfr.config import DeepCFRConfig
 from lostcities.deep_cfr.lostcities_eval import BotOpponent, NetOpponent, play_against
 from lostcities.deep_cfr.networks import NetSpec
 from lostcities.deep_cfr.player import net_policy, regret_policy
 from lostcities.deep_cfr.policy import average_policy_fn
 from lostcities.deep_cfr.run import train
-from lostcities.evaluation import evaluate, mirrored_schedule, mirrored_summary, play_games, seat_scores
 from lostcities.exact.lostcities_oracle import MICRO, exploitability_on_reduced_lostcities
-from lostcities.variants import get_variant
+from lostcities.game import engine
+from lostcities.game.variants import get_variant
 from runkit import config_tree
 from runkit.metrics import read_metrics
 

@@ -9,12 +9,12 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lostcities import engine
 from lostcities.deep_cfr.networks import NetSpec
 from lostcities.deep_cfr.traversal import TraversalSpec, probe_sampling
 from lostcities.exact.enumerable import MICRO, EnumerableLostCities
 from lostcities.exact.lostcities_oracle import oracle_tree
-from lostcities.variants import CLASSIC
+from lostcities.game import engine
+from lostcities.game.variants import CLASSIC
 from tests.lostcities.deep_cfr import test_traversal as kuhn
 
 

@@ -9,8 +9,6 @@ import jax
 import numpy as np
 import pytest
 
-from lostcities import engine
-from lostcities.conformance import check_game
 from lostcities.exact import nash_conv, nash_conv_of, node_values, uniform_policy
 from lostcities.exact.lostcities_oracle import (
     MICRO,
@@ -20,7 +18,9 @@ from lostcities.exact.lostcities_oracle import (
     oracle_tree,
     solve_reduced_lostcities,
 )
-from lostcities.reference import ReferenceGame
+from lostcities.game import engine
+from lostcities.game.conformance import check_game
+from lostcities.game.reference import ReferenceGame
 
 GAME = EnumerableLostCities(MICRO)
 

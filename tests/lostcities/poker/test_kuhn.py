@@ -6,7 +6,7 @@ import jax
 import numpy as np
 import pytest
 
-from lostcities.conformance import check_game
+from lostcities.game.conformance import check_game
 from lostcities.poker import KuhnPoker
 
 GAME = KuhnPoker()

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lostcities.conformance import check_game
+from lostcities.game.conformance import check_game
 from lostcities.poker import LeducPoker
 
 GAME = LeducPoker()

@@ -1,0 +1,45 @@
+"""The shipped classic agent loads after install, plays through every entry point and still beats random."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from lostcities.agents.bots import make_bot
+from lostcities.agents.evaluation import evaluate
+from lostcities.agents.players import resolve_player
+from lostcities.agents.pretrained import PRETRAINED_DIR, load_pretrained
+from lostcities.game.variants import CLASSIC, get_variant
+
+
+def test_pretrained_agent_is_shipped_small_with_its_config_and_figures():
+    sizes = {p.name: p.stat().st_size for p in PRETRAINED_DIR.iterdir()}
+    assert {"params.npz", "net.json", "config.json", "figures.json"} <= set(sizes)
+    assert sum(sizes.values()) < 5_000_000
+
+
+def test_pretrained_agent_beats_random():
+    agent = resolve_player("pretrained", CLASSIC)
+    result = evaluate(agent, make_bot("random", CLASSIC), CLASSIC, games=64, seed=0)
+    assert result["score_diff_ci95"][0] > 0.0 and result["win_rate_a_ci95"][0] > 0.5, result
+
+
+def test_pretrained_agent_refuses_other_variants():
+    with pytest.raises(ValueError, match="classic variant"):
+        load_pretrained(get_variant("small"))
+
+
+@pytest.mark.slow  # a subprocess that imports jax and compiles the agent
+def test_play_cli_takes_the_pretrained_opponent():
+    proc = subprocess.run([sys.executable, "-m", "lostcities.play", "--opponent=pretrained"], input="",
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0 and "bye" in proc.stdout, proc.stderr[-2000:]
+
+
+def test_pretrained_agent_playing_its_argmax_beats_greedy():
+    """Deterministic play of the shipped agent beats the greedy bot (2,000 deals: figures.json)."""
+    agent = resolve_player("argmax:pretrained", CLASSIC)
+    result = evaluate(agent, make_bot("greedy", CLASSIC), CLASSIC, games=200, seed=0)
+    assert result["score_diff_ci95"][0] > 0.0, result
