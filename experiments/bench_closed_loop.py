@@ -108,11 +108,11 @@ def make_player(run_dir: str, drill, hidden: int = 256):
     import jax.numpy as jnp
     from flax import nnx
 
+    from exphil.closed_loop.evaluate import load_player
+    from exphil.closed_loop.loop import PolicyPlayer
     from exphil.data.spec import EmbeddingSpec
     from exphil.models import PolicyConfig
     from exphil.models.policy import build_policy
-    from exphil.sim.closed_loop import PolicyPlayer
-    from exphil.sim.evaluate import load_player
     from exphil.sim.observe import input_map
 
     if run_dir:
@@ -187,9 +187,9 @@ def main(cfg: ClosedLoopBenchConfig) -> dict:
         os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
                                    + f" --xla_force_host_platform_device_count={cfg.host_devices}")
     from experiments.env_report import environment
+    from exphil.closed_loop.starts import Drill
     from exphil.data.parse import parse_replay
     from exphil.sim.frames import pad_from_table
-    from exphil.sim.starts import Drill
 
     fixture = cfg.fixture or str(default_replay_dir() / "exphil_fox_multishine_closed.slp")
     drill = Drill.from_replay(fixture)

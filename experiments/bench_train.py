@@ -54,9 +54,8 @@ import pyarrow as pa
 from flax import nnx
 
 from experiments.env_report import environment
-from experiments.launcher import launch, quiet_orbax
+from experiments.launcher import expand_aliases, launch, quiet_orbax
 from experiments.layer_breakdown import layer_breakdown
-from experiments.train_exphil import PRESETS, expand_aliases
 from exphil.data.build import merge_dataset, read_manifest
 from exphil.data.manifest import MANIFEST_SCHEMA, conform, part_file, write_manifest
 from exphil.data.paths import default_replay_dir
@@ -66,6 +65,7 @@ from exphil.train import TrainConfig, Trainer, resolve_config
 from exphil.train.data_source import ensure_dataset
 from exphil.train.optim import make_optimizer
 from exphil.train.parallel import shard_batch
+from exphil.train.presets import PRESETS
 from exphil.train.step import batch_arrays
 from runkit import Checkpointer
 from runkit.timing import Stopwatch

@@ -18,7 +18,7 @@ import dataclasses
 
 from experiments.launcher import launch
 from exphil.analysis.replays import replay_paths
-from exphil.sim.validate import UnusableReplay, compare_replay
+from exphil.closed_loop.validate import UnusableReplay, compare_replay
 
 
 @dataclasses.dataclass(frozen=True)

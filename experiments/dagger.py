@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 
 from experiments.launcher import launch, quiet_orbax
-from experiments.train_exphil import MULTISHINE_SLP, PRESETS
+from exphil.train.presets import MULTISHINE_SLP, PRESETS
 
 
 @dataclasses.dataclass(frozen=True)

@@ -44,8 +44,8 @@ class ClosedLoopConfig:
 
 def main(cfg: ClosedLoopConfig) -> dict:
     from experiments.launcher import quiet_orbax
-    from exphil.sim.evaluate import UnplayableRun
-    from exphil.sim.report import run_closed_loop
+    from exphil.closed_loop.evaluate import UnplayableRun
+    from exphil.closed_loop.report import run_closed_loop
 
     if cfg.policy == "run" and not cfg.run_dir:
         raise SystemExit("give --run_dir=RUN (or --policy=teacher)")

@@ -16,7 +16,7 @@ import dataclasses
 from pathlib import Path
 
 from experiments.launcher import launch, quiet_orbax
-from experiments.train_exphil import MULTISHINE_SLP, PRESETS
+from exphil.train.presets import MULTISHINE_SLP, PRESETS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,7 +34,7 @@ class TableConfig:
 
 def main(cfg: TableConfig) -> dict:
     from exphil.exposure.configs import CONFIGS
-    from exphil.exposure.table import markdown_table, run_cell
+    from exphil.exposure.remedy_table import markdown_table, run_cell
     from exphil.train import TrainConfig
     from runkit import config_tree
 

@@ -100,6 +100,15 @@ def resolve_config(default: T, presets: Mapping[str, Mapping[str, Any]], config_
     return config_tree.override(cfg, explicit)
 
 
+def expand_aliases(argv: Sequence[str], aliases: Mapping[str, str]) -> list[str]:
+    """``argv`` with short flag names (``--arch=gru``) spelled out (``--policy.arch=gru``)."""
+    out = []
+    for arg in argv:
+        name, eq, value = arg.partition("=")
+        out.append(aliases[name] + eq + value if name in aliases else arg)
+    return out
+
+
 def allocator_env(flag_values: flags.FlagValues = flags.FLAGS) -> dict[str, str]:
     """Environment variables the allocator flags ask for (empty where left unset)."""
     env = {}

@@ -11,7 +11,7 @@ with the run's agent on ``--port`` (the policy's delay and its own choices fed b
 RUN/recordings) and evaluates the run on the recording (``experiments.eval_exphil``'s metrics
 and ``experiments.analyze_shines``' shine metrics of the agent's player). ``--opponent``: the
 game's CPU at ``--cpu_level``, another run folder's agent, or ``teacher`` (the rule-based
-multishine teacher of ``exphil.sim.teacher``, playing Fox).
+multishine teacher of ``exphil.closed_loop.teacher``, playing Fox).
 """
 
 from __future__ import annotations

@@ -20,11 +20,9 @@ lists them: ``--policy.hidden``, ``--windows.delay``, ``--optim.lr``, ``--loss.f
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from exphil.data.paths import default_replay_dir
-from exphil.exposure.configs import ROBUST
+from exphil.train.presets import PRESETS
 
 if TYPE_CHECKING:
     from exphil.train import TrainConfig
@@ -33,40 +31,7 @@ if TYPE_CHECKING:
 # build started by training spawns ingest workers that re-import this module (as
 # __mp_main__), and each would otherwise pay for importing JAX.
 
-MULTISHINE_SLP = str(default_replay_dir() / "exphil_fox_multishine_closed.slp")
-
-# The original's multishine setup: GRU 256 x 1, windows of 16 at delay 0, Fox (port 1)'s view.
-_MULTISHINE = {
-    "replays": MULTISHINE_SLP, "policy.arch": "gru", "policy.hidden": 256, "policy.num_layers": 1,
-    "windows.window": 16, "windows.delay": 0, "windows.stride": 1, "windows.batch_size": 256,
-    "windows.val_fraction": 0.0, "windows.filters.ports": (0,), "windows.mode": "eager",
-    "optim.lr": 3e-3, "optim.warmup_steps": 10, "steps": 100, "log_every": 10,
-    "eval_every": 50, "eval_batches": 0, "checkpoint_every": 100,
-}
-
-PRESETS = {
-    "multishine": _MULTISHINE,
-    # The best exposure-bias remedy at delay 2 (docs/closed-loop.md): DART rollouts of 60 s with the
-    # fixture left out, 600 steps.
-    "multishine_robust": {**_MULTISHINE, **ROBUST},
-    # A tiny run that exercises every part in seconds.
-    "smoke": {
-        "policy.hidden": 32, "windows.window": 8, "windows.stride": 8, "windows.batch_size": 16,
-        "windows.mode": "eager", "windows.prefetch": 0, "steps": 20, "log_every": 5, "eval_every": 10,
-        "eval_batches": 2, "checkpoint_every": 10, "optim.warmup_steps": 5,
-    },
-}
-
 FLAG_ALIASES = {"--arch": "--policy.arch"}
-
-
-def expand_aliases(argv: Sequence[str], aliases: dict[str, str] = FLAG_ALIASES) -> list[str]:
-    """``argv`` with short flag names (``--arch=gru``) spelled out (``--policy.arch=gru``)."""
-    out = []
-    for arg in argv:
-        name, eq, value = arg.partition("=")
-        out.append(aliases[name] + eq + value if name in aliases else arg)
-    return out
 
 
 def main(cfg: TrainConfig) -> dict:
@@ -86,7 +51,7 @@ def main(cfg: TrainConfig) -> dict:
 
 
 if __name__ == "__main__":
-    from experiments.launcher import launch
+    from experiments.launcher import expand_aliases, launch
     from exphil.train import TrainConfig
 
-    launch(main, TrainConfig(), presets=PRESETS, argv=expand_aliases(sys.argv))
+    launch(main, TrainConfig(), presets=PRESETS, argv=expand_aliases(sys.argv, FLAG_ALIASES))

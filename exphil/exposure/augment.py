@@ -11,12 +11,12 @@ import jax
 import jax.numpy as jnp
 import pyarrow as pa
 
+from exphil.closed_loop.evaluate import rollout_table
+from exphil.closed_loop.starts import Drill
+from exphil.data.frames_dataset import write_frames_dataset
 from exphil.data.parse import parse_replay
 from exphil.exposure.dart import dart_rollouts
 from exphil.exposure.synthesis import reflector_segments, squat_segments
-from exphil.exposure.tables import write_frames_dataset
-from exphil.sim.evaluate import rollout_table
-from exphil.sim.starts import Drill
 from exphil.train.config import RemedyConfig, TrainConfig
 
 __all__ = ["dart_tables", "remedy_dataset", "with_remedies"]

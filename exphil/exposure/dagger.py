@@ -8,7 +8,7 @@ Layout of a DAgger folder::
                           ``keep_fixture``)
     round_k/segments.json what round k kept (counts per state)
     round_k/run/          the policy retrained from scratch on round_k/data
-    round_k/eval.json     its closed-loop report from every start (exphil.sim.report)
+    round_k/eval.json     its closed-loop report from every start (exphil.closed_loop.report)
     dagger.json           every round's closed-loop figures
 
 Relabelling: a visited frame's target becomes what the teacher (with its recovery rules) would
@@ -34,18 +34,18 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from exphil.closed_loop.evaluate import load_player, play_policy, rollout_table
+from exphil.closed_loop.report import run_closed_loop
+from exphil.closed_loop.starts import PERTURBED_STARTS, Drill
+from exphil.closed_loop.teacher import teacher_labels
+from exphil.data.frames_dataset import write_frames_dataset
 from exphil.data.labels import with_label_columns
 from exphil.data.parse import parse_replay
 from exphil.data.spec import PLAYER_PREFIXES
 from exphil.data.stats import STATS_FILE
-from exphil.exposure.runs import train_or_resume
-from exphil.exposure.tables import write_frames_dataset
-from exphil.sim.evaluate import load_player, play_policy, rollout_table
-from exphil.sim.report import run_closed_loop
-from exphil.sim.starts import PERTURBED_STARTS, Drill
-from exphil.sim.teacher import teacher_labels
 from exphil.train import TrainConfig
 from exphil.train.config import RemedyConfig
+from exphil.train.resume import train_or_resume
 from runkit.files import write_atomic
 
 __all__ = ["DaggerPlan", "relabel", "run_dagger", "segments"]

@@ -18,11 +18,11 @@ import functools
 import jax
 import jax.numpy as jnp
 
+from exphil.closed_loop.teacher import teacher_pad
 from exphil.data.spec import BUTTONS
 from exphil.sim.stage import Stage
 from exphil.sim.state import Pad, SimState
 from exphil.sim.step import step
-from exphil.sim.teacher import teacher_pad
 
 __all__ = ["NOISE_KINDS", "corrupt", "dart_rollouts"]
 

@@ -20,9 +20,9 @@ from typing import NamedTuple
 import numpy as np
 import pyarrow as pa
 
+from exphil.closed_loop.teacher import teacher_labels
 from exphil.data.spec import PLAYER_PREFIXES
 from exphil.sim import fox as F
-from exphil.sim.teacher import teacher_labels
 
 __all__ = ["HOLDABLE", "Segment", "reflector_segments", "squat_segments"]
 

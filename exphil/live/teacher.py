@@ -1,4 +1,4 @@
-"""The rule-based multishine teacher (:mod:`exphil.sim.teacher`) as a live player on one port.
+"""The rule-based multishine teacher (:mod:`exphil.closed_loop.teacher`) as a live player on one port.
 
 Each frame it reads the port's action, its raw action frame (``RawConsole`` keeps the float) and
 whether B was held on that frame, and sends the teacher's B and X for the next frame with the
@@ -14,13 +14,13 @@ import jax
 import melee
 import numpy as np
 
+from exphil.closed_loop.teacher import teacher_buttons
 from exphil.data.parse import FIRST_PLAYABLE_FRAME
 from exphil.data.spec import BUTTONS, EmbeddingSpec
 from exphil.live.columns import UnsupportedGame
 from exphil.live.console import RAW_POST
 from exphil.live.pad import Controls, PadWriter, neutral_controls
 from exphil.sim import fox
-from exphil.sim.teacher import teacher_buttons
 
 __all__ = ["TeacherAgent"]
 

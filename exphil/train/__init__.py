@@ -1,18 +1,23 @@
-"""Training of imitation policies: config tree, losses, jitted steps, metrics and the run loop."""
+"""Training of imitation policies: config tree, presets, losses, jitted steps, metrics and the run loop.
 
-from exphil.train.config import DataStats, LossConfig, OptimConfig, TrainConfig
-from exphil.train.loop import Trainer, load_trained, resolve_config, train
-from exphil.train.metrics import EvalTotals, batch_counts
+Names are imported on first use (PEP 562): ``presets`` and ``config`` load without JAX, so launchers
+and the ingest workers they spawn start fast.
+"""
 
-__all__ = [
-    "DataStats",
-    "EvalTotals",
-    "LossConfig",
-    "OptimConfig",
-    "TrainConfig",
-    "Trainer",
-    "batch_counts",
-    "load_trained",
-    "resolve_config",
-    "train",
-]
+from __future__ import annotations
+
+from exphil.lazy import lazy_exports
+
+_MODULES = {
+    "config": ("DataStats", "LossConfig", "OptimConfig", "TrainConfig"),
+    "loop": ("Trainer", "load_trained", "resolve_config", "train"),
+    "metrics": ("EvalTotals", "batch_counts"),
+    "presets": ("MULTISHINE_SLP", "PRESETS"),
+    "resume": ("train_or_resume",),
+}
+"""Submodule -> the public names it defines."""
+
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names}
+__all__ = sorted(_EXPORTS)
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from experiments import bench_train
-from experiments.train_exphil import PRESETS
 from exphil.data.paths import default_replay_dir
 from exphil.train import TrainConfig
+from exphil.train.presets import PRESETS
 from runkit.config_tree import override
 
 FIXTURE = "exphil_fox_multishine_closed.slp"

@@ -18,7 +18,7 @@ from exphil.analysis import table_metrics
 from exphil.data.paths import default_replay_dir
 from exphil.train import TrainConfig
 from runkit import RunDir
-from tests.exphil.sim.tiny_run import train_tiny_run
+from tests.exphil.closed_loop.tiny_run import train_tiny_run
 
 FIXTURE = "exphil_fox_multishine_closed.slp"
 

@@ -12,10 +12,10 @@ import pytest
 from absl import app, flags
 
 from experiments import launcher
-from experiments.train_exphil import PRESETS as EXPHIL_PRESETS
 from exphil.train import TrainConfig
 from exphil.train import train as train_exphil
 from exphil.train.config import PolicyConfig
+from exphil.train.presets import PRESETS as EXPHIL_PRESETS
 from lostcities.deep_cfr.config import DeepCFRConfig
 from lostcities.deep_cfr.presets import PRESETS
 from lostcities.deep_cfr.run import train as train_deep_cfr

@@ -144,7 +144,8 @@ def test_arch_alias_and_preset_precedence():
     fv = flags.FlagValues()
     names = launcher.define_config_flags(TrainConfig(), fv)
     launcher.define_launcher_flags(train_exphil.PRESETS, fv)
-    fv(train_exphil.expand_aliases(["prog", "--preset=multishine", "--arch=lstm", "--windows.delay=1"]))
+    fv(launcher.expand_aliases(["prog", "--preset=multishine", "--arch=lstm", "--windows.delay=1"],
+                               train_exphil.FLAG_ALIASES))
     cfg = launcher.resolve_config(TrainConfig(), train_exphil.PRESETS, names, fv)
     assert cfg.policy.arch == "lstm"  # an explicit flag beats the preset
     assert cfg.windows.delay == 1 and cfg.windows.window == 16 and cfg.policy.hidden == 256

@@ -10,16 +10,16 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from exphil.closed_loop.evaluate import rollout_table, teacher_rollouts
+from exphil.closed_loop.starts import Drill
+from exphil.closed_loop.teacher import teacher_buttons, teacher_labels, teacher_pad
+from exphil.data.frames_dataset import write_frames_dataset
 from exphil.data.manifest import read_manifest
 from exphil.data.parse import parse_replay
 from exphil.exposure.dagger import relabel, segments
 from exphil.exposure.dart import dart_rollouts
 from exphil.exposure.synthesis import HOLDABLE, reflector_segments, squat_segments
-from exphil.exposure.tables import write_frames_dataset
 from exphil.sim import fox as F
-from exphil.sim.evaluate import rollout_table, teacher_rollouts
-from exphil.sim.starts import Drill
-from exphil.sim.teacher import teacher_buttons, teacher_labels, teacher_pad
 
 CONTROLLER = ("btn_a", "btn_b", "btn_x", "btn_y", "btn_z", "btn_l", "btn_r", "btn_d_up", "main_x", "main_y",
               "c_x", "c_y", "shoulder")

@@ -1,16 +1,16 @@
-"""The live teacher sends, on libmelee's stream, what exphil.sim.teacher decides on the parsed frames."""
+"""The live teacher sends, on libmelee's stream, what exphil.closed_loop.teacher decides on parsed frames."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from exphil.closed_loop.teacher import teacher_buttons
 from exphil.data.arrow_numpy import filled
 from exphil.data.parse import parse_replay
 from exphil.live.console import replay_states
 from exphil.live.pad import RecordingController
 from exphil.live.teacher import TeacherAgent
 from exphil.sim import fox
-from exphil.sim.teacher import teacher_buttons
 
 
 def test_live_teacher_equals_the_rules_on_the_parsed_frames(replay_path):

@@ -7,10 +7,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from exphil.closed_loop.evaluate import rollout_table, teacher_rollouts
+from exphil.closed_loop.loop import controller_classes
 from exphil.data import features
 from exphil.data.spec import EmbeddingSpec
-from exphil.sim.closed_loop import controller_classes
-from exphil.sim.evaluate import rollout_table, teacher_rollouts
 from exphil.sim.frames import player_columns
 from exphil.sim.observe import frame_vector, input_map
 

@@ -9,9 +9,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from exphil.closed_loop.evaluate import UnplayableRun, load_player, play_policy, rollout_table, score_rollouts
+from exphil.closed_loop.loop import _observe, controller_classes
 from exphil.data import features
-from exphil.sim.closed_loop import _observe, controller_classes
-from exphil.sim.evaluate import UnplayableRun, load_player, play_policy, rollout_table, score_rollouts
 from exphil.train import TrainConfig
 from runkit import RunDir
 

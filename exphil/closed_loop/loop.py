@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 from flax import nnx
 
+from exphil.closed_loop.teacher import teacher_pad
 from exphil.data.spec import EmbeddingSpec
 from exphil.models.outputs import ControllerSample
 from exphil.sim.frames import player_columns
@@ -25,7 +26,6 @@ from exphil.sim.observe import InputMap, frame_vector
 from exphil.sim.stage import Stage
 from exphil.sim.state import Pad, SimState
 from exphil.sim.step import step
-from exphil.sim.teacher import teacher_pad
 
 __all__ = ["PolicyPlayer", "controller_classes", "play_teacher", "sample_to_pad"]
 

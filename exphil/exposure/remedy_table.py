@@ -13,10 +13,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from exphil.closed_loop.report import run_closed_loop
 from exphil.exposure.augment import with_remedies
-from exphil.exposure.runs import train_or_resume
-from exphil.sim.report import run_closed_loop
 from exphil.train import TrainConfig
+from exphil.train.resume import train_or_resume
 from runkit import config_tree
 from runkit.files import write_atomic
 

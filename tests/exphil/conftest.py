@@ -1,4 +1,4 @@
-"""Fixtures of the simulator tests: the closed fixture's drill and a tiny trained run."""
+"""Fixtures of the simulator and closed-loop tests: the closed fixture's drill and a tiny trained run."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from exphil.sim.starts import Drill
-from tests.exphil.sim.tiny_run import train_tiny_run
+from exphil.closed_loop.starts import Drill
+from tests.exphil.closed_loop.tiny_run import train_tiny_run
 
 FIXTURE = "exphil_fox_multishine_closed.slp"
 

@@ -18,13 +18,13 @@ import jax
 import jax.numpy as jnp
 import pyarrow as pa
 
+from exphil.closed_loop.validate import drill_player
 from exphil.data.parse import parse_replay
 from exphil.data.spec import PLAYER_PREFIXES
 from exphil.sim import fox as F
 from exphil.sim.frames import IdleOpponent, pad_from_table, seed_state
 from exphil.sim.stage import Stage, stage_by_id
 from exphil.sim.state import Pad, SimState
-from exphil.sim.validate import drill_player
 
 __all__ = ["PERTURBED_STARTS", "Drill"]
 

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from exphil.sim.evaluate import (
+from exphil.closed_loop.evaluate import (
     load_player,
     play_policy,
     score_rollouts,
@@ -17,8 +17,8 @@ from exphil.sim.evaluate import (
     teacher_rollouts,
     write_rollouts,
 )
-from exphil.sim.plots import timeline
-from exphil.sim.starts import PERTURBED_STARTS, Drill
+from exphil.closed_loop.plots import timeline
+from exphil.closed_loop.starts import PERTURBED_STARTS, Drill
 
 __all__ = ["by_start", "run_closed_loop"]
 

@@ -6,9 +6,9 @@ import jax
 import numpy as np
 
 from exphil.analysis import shine_metrics
+from exphil.closed_loop.evaluate import score_rollouts, teacher_rollouts
+from exphil.closed_loop.teacher import libmelee_frame, teacher_buttons
 from exphil.data.parse import parse_replay
-from exphil.sim.evaluate import score_rollouts, teacher_rollouts
-from exphil.sim.teacher import libmelee_frame, teacher_buttons
 
 DRILL_ROWS = 1700  # the fixture drills until row ~1715, then walks off the stage
 

@@ -18,10 +18,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from exphil.analysis import shine_metrics
-from exphil.sim.closed_loop import PolicyPlayer, play_teacher
+from exphil.closed_loop.loop import PolicyPlayer, play_teacher
+from exphil.closed_loop.starts import Drill
 from exphil.sim.frames import frame_table, player_columns
 from exphil.sim.observe import input_map
-from exphil.sim.starts import Drill
 from exphil.sim.state import Pad, SimState
 
 __all__ = ["load_player", "play_policy", "rollout_table", "score_rollouts", "summarize", "teacher_rollouts"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
+from exphil.closed_loop.validate import UnusableReplay, compare_replay
 from exphil.data.parse import parse_replay
-from exphil.sim.validate import UnusableReplay, compare_replay
 
 FOX_DRILLS = ("exphil_fox_multishine_closed.slp", "exphil_fox_multishine_closed_d1.slp",
               "exphil_fox_multishine.slp", "exphil_fox_multishine_sloppy_2026-07-07.slp",
