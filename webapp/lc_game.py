@@ -18,7 +18,7 @@ import numpy as np
 from lostcities.game import engine
 from lostcities.game.variants import Variant, get_variant
 from webapp.lc_players import Agent, AgentCache, top_moves
-from webapp.lc_view import action_view, board_view, illegal_reason, legal_actions, variant_view
+from webapp.lc_view import action_view, board_view, illegal_reason, legal_actions, legal_mask, variant_view
 
 __all__ = ["IllegalMove", "PlayGame", "deal", "step_fn"]
 
@@ -80,7 +80,7 @@ class PlayGame:
     def _agent_turns(self) -> None:
         while not bool(self.state.done) and int(self.state.player) != self.human_seat:
             i = len(self.actions)
-            mask = np.asarray(engine.legal_action_mask(self.state, self.variant))
+            mask = legal_mask(self.state, self.variant)
             probs = top_moves(self.agent.probs(self.state), mask, self.variant)
             if probs is not None:
                 self.agent_probs[i] = probs
@@ -99,7 +99,7 @@ class PlayGame:
         """``adviser``'s choice for the player's position, and its probabilities if it has them."""
         if bool(self.state.done) or int(self.state.player) != self.human_seat:
             raise IllegalMove("a hint is for your own turn")
-        mask = np.asarray(engine.legal_action_mask(self.state, self.variant))
+        mask = legal_mask(self.state, self.variant)
         key = jax.random.fold_in(jax.random.key(self.agent_seed + 1), len(self.actions))
         return {"adviser": adviser.name, "choice": action_view(self.variant, adviser.act(self.state, key)),
                 "probs": top_moves(adviser.probs(self.state), mask, self.variant)}

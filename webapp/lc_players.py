@@ -11,11 +11,11 @@ import jax
 import numpy as np
 
 from lostcities.agents.bots import BOTS
-from lostcities.agents.players import resolve
+from lostcities.agents.players import accepted_players, resolve
 from lostcities.game import engine
 from lostcities.game.variants import Variant
 from webapp.lc_view import action_view
-from webapp.paths import AllowedRoots
+from webapp.paths import AllowedRoots, PathRefused
 
 __all__ = ["Agent", "AgentCache", "confine_name", "top_moves"]
 
@@ -32,7 +32,13 @@ def confine_name(spec: str, roots: AllowedRoots) -> str:
         head += prefix
     if spec in BOTS or spec in ("pretrained", "search") or (head.endswith("search:") and not spec):
         return head + spec
-    return head + str(roots.resolve("runs", spec))
+    try:
+        return head + str(roots.resolve("runs", spec))
+    except PathRefused as err:
+        if "does not exist" not in str(err):
+            raise
+        raise PathRefused(f"player {spec!r} is neither a bot nor a folder in the runs folder; accepted: "
+                          f"{accepted_players()} (folders relative to the runs folder)") from err
 
 
 @dataclasses.dataclass(frozen=True)

@@ -3,15 +3,28 @@ move is refused. Read off the engine's state; nothing here changes a game."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
+import jax
 import numpy as np
 
 from lostcities.game import engine
 from lostcities.game.render import COLOUR_LETTERS, COLOUR_NAMES, action_name, card_name
 from lostcities.game.variants import Variant
 
-__all__ = ["action_view", "board_view", "illegal_reason", "legal_actions", "variant_view"]
+__all__ = ["action_view", "board_view", "illegal_reason", "legal_actions", "legal_mask", "variant_view"]
+
+
+@functools.cache
+def _compiled(variant: Variant) -> tuple[Any, Any]:
+    """The legal mask and the expedition scores of ``variant``, compiled once (pages ask often)."""
+    return (jax.jit(functools.partial(engine.legal_action_mask, variant=variant)),
+            jax.jit(functools.partial(engine.expedition_scores, variant=variant)))
+
+
+def legal_mask(state: engine.State, variant: Variant) -> np.ndarray:
+    return np.asarray(_compiled(variant)[0](state))
 
 
 def variant_view(variant: Variant) -> dict[str, Any]:
@@ -41,14 +54,14 @@ def action_view(variant: Variant, action: int) -> dict[str, Any]:
 
 
 def legal_actions(state: engine.State, variant: Variant) -> list[int]:
-    return [int(a) for a in np.flatnonzero(np.asarray(engine.legal_action_mask(state, variant)))]
+    return [int(a) for a in np.flatnonzero(legal_mask(state, variant))]
 
 
 def board_view(state: engine.State, variant: Variant, viewer: int, reveal: bool = False) -> dict[str, Any]:
     """The table as seat ``viewer`` sees it (both hands with ``reveal``), with scores and whose turn."""
     loc, order = np.asarray(state.loc), np.asarray(state.order)
     public = np.asarray(state.public)
-    exp_scores = np.asarray(engine.expedition_scores(state, variant))
+    exp_scores = np.asarray(_compiled(variant)[1](state))
     cards = np.arange(variant.num_cards)
     colours = cards // variant.cards_per_colour
 
@@ -105,6 +118,6 @@ def illegal_reason(state: engine.State, variant: Variant, seat: int, action: int
             return f"{name}: you may not take back the card you just discarded"
         if int(np.asarray(state.pile_size)[colour]) == 0:
             return f"{name}: that pile is empty"
-    if not bool(np.asarray(engine.legal_action_mask(state, variant))[action]):
+    if not bool(legal_mask(state, variant)[action]):
         return f"{name}: expeditions go strictly upwards, and wagers only before any number"
     return None

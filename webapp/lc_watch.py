@@ -21,7 +21,7 @@ from lostcities.game import engine
 from lostcities.game.variants import Variant
 from webapp.lc_game import step_fn
 from webapp.lc_players import Agent, top_moves
-from webapp.lc_view import action_view, board_view, variant_view
+from webapp.lc_view import action_view, board_view, legal_mask, variant_view
 
 __all__ = ["MAX_GAMES", "Watch"]
 
@@ -83,7 +83,7 @@ class Watch:
         player = int(self.state.player)
         a_moves = player == int(self.a_seat[self.game])
         agent = self.a if a_moves else self.b
-        mask = np.asarray(engine.legal_action_mask(self.state, self.variant))
+        mask = legal_mask(self.state, self.variant)
         probs = top_moves(agent.probs(self.state), mask, self.variant)
         action = agent.act(self.state, ka if a_moves else kb)
         before = np.asarray(self.state.public)

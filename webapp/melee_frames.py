@@ -19,6 +19,8 @@ from exphil.data.names import character_name, stage_name
 from exphil.data.parse import BadReplay, SkippedReplay, parse_replay
 from exphil.data.spec import BUTTONS, PLAYER_PREFIXES
 from exphil.data.stages import GEOMETRY_FIELDS, stage_geometry
+from exphil.sim import fox
+from exphil.sim.frames import FOX
 from exphil.sim.stage import STAGES
 from webapp.melee_unknown import unknown_frames
 
@@ -32,18 +34,33 @@ class FrameError(ValueError):
     """A file the viewer cannot show; the message names the file and the problem."""
 
 
+FIRST_SPECIAL = 341
+"""Action states from here on are each character's own (the same id means different moves)."""
+
+
 @functools.cache
-def _action_names() -> dict[int, str]:
+def _common_names() -> dict[int, str]:
     try:
         from melee.enums import Action
-    except ImportError:  # libmelee is the `live` extra; without it, states show as numbers
+    except ImportError:  # libmelee is the `live` extra; without it, common states show as numbers
         return {}
-    return {int(a.value): a.name for a in Action}
+    return {int(a.value): a.name for a in Action if int(a.value) < FIRST_SPECIAL}
 
 
-def action_state_name(action: int) -> str:
-    """libmelee's name of action state ``action`` (``DOWN_B_GROUND_START``), else ``action N``."""
-    return _action_names().get(int(action), f"action {int(action)}")
+@functools.cache
+def _fox_names() -> dict[int, str]:
+    return {v: k for k, v in vars(fox).items() if k.isupper() and isinstance(v, int) and v >= FIRST_SPECIAL}
+
+
+def action_state_name(action: int, character: int) -> str:
+    """The name of action state ``action``: libmelee's for the states every character shares
+    (``WALK_SLOW``), the simulator's for Fox's own (``SHINE_START``), else ``action N``."""
+    action = int(action)
+    if action < FIRST_SPECIAL:
+        return _common_names().get(action, f"action {action}")
+    if character == FOX:
+        return _fox_names().get(action, f"Fox action {action}")
+    return f"special action {action}"
 
 
 def load_table(path: Path, kind: str) -> pa.Table:
@@ -106,19 +123,20 @@ def teacher_twin(path: Path) -> Path | None:
 def frames_view(table: pa.Table, *, name: str, rollout: bool = False,
                 path: Path | None = None) -> dict[str, Any]:
     """The page's frames: ``frame`` ids and per player (``players[i]``) each field as a column, the
-    buttons as lists, action names by id; for a rollout its shine metrics, the teacher's from the same
+    buttons as lists, its action names by id; for a rollout its shine metrics, the teacher's from the same
     start and the rows without evidence."""
     stage_id = int(table["stage"][0].as_py())
     players = []
     for prefix in PLAYER_PREFIXES:
         cols = {f: _json_column(table[prefix + f]) for f in _FIELDS}
         cols["buttons"] = {b: [bool(v) for v in table[f"{prefix}btn_{b}"].to_pylist()] for b in BUTTONS}
-        cols["character"] = character_name(int(table[prefix + "character"][0].as_py()))
+        character = int(table[prefix + "character"][0].as_py())
+        cols["character"] = character_name(character)
+        cols["action_names"] = {a: action_state_name(a, character)
+                                for a in sorted({int(a) for a in cols["action"] if a is not None})}
         players.append(cols)
-    actions = sorted({int(a) for p in players for a in p["action"] if a is not None})
     out: dict[str, Any] = {"name": name, "rows": table.num_rows, "frame": table["frame"].to_pylist(),
-                           "stage": stage_view(stage_id), "players": players,
-                           "action_names": {a: action_state_name(a) for a in actions}, "rollout": None}
+                           "stage": stage_view(stage_id), "players": players, "rollout": None}
     if rollout:
         out["rollout"] = _rollout_extras(table, name, stage_id, path)
     return out

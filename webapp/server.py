@@ -34,17 +34,23 @@ class _Handler(BaseHTTPRequestHandler):
         log.info("%s %s", self.address_string(), format % args)
 
     def _send(self, status: int, body: bytes, content_type: str) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        self.end_headers()
-        self.wfile.write(body)
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):  # the page went away before the answer
+            log.info("%s left before the answer to %s", self.address_string(), self.path)
 
     def _json(self, status: int, payload: Any) -> None:
         self._send(status, json.dumps(payload).encode(), "application/json")
 
     def _static(self, path: str) -> None:
+        if path == "/favicon.ico":
+            self._send(HTTPStatus.NO_CONTENT, b"", "image/x-icon")
+            return
         name = _PAGES.get(path) or path.removeprefix("/static/")
         files = {p.name: p for p in STATIC.iterdir() if p.is_file()}  # only the package's own files
         if name not in files:
