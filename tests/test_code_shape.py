@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ("exphil", "lostcities", "xla_ffi", "runkit", "experiments", "tests")
+PACKAGES = ("exphil", "lostcities", "xla_ffi", "runkit", "experiments", "webapp", "tests")
 MAX_MODULE_LINES, MAX_FUNCTION_LINES = 400, 80
 LONG_FUNCTION_REASON = "Why one function:"
 """The docstring phrase that gives a function over ``MAX_FUNCTION_LINES`` lines its reason."""
