@@ -5,8 +5,8 @@ Every number says where it comes from:
 - [decomp]: the structure of ``ftFx_SpecialLw.c`` in doldecomp/melee (which callbacks run,
   what they reset); the values themselves are read from the replays.
 - [replays]: measured on the Fox replays in ``../shared/data/slp`` (``exphil_fox_multishine*.slp``,
-  ``exphil_ys_multishine_good_2026-08-04.slp``); ``tests/exphil/sim/test_fox_constants.py``
-  re-derives the measured ones from those files.
+  ``exphil_ys_multishine_good_2026-08-04.slp``); ``tests/exphil/closed_loop/test_validate.py``
+  checks them by driving the simulator with those replays' inputs and matching every frame.
 - [ml]: meleelight's Fox attributes and animation lengths (a public frame-data clone of Melee),
   used only where the replays show nothing.
 """
