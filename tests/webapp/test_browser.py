@@ -5,6 +5,7 @@ against the parsed replay. Screenshots of each page go to a temporary folder (pr
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -91,6 +92,14 @@ def test_play_a_full_round_against_heuristic_by_clicking(client, browser, shots)
     assert log["opponent"] == "heuristic" and log["deal_seed"] == 7
     table = browser.find_element(By.ID, "score-table").text
     assert str(scores[0]) in table and str(scores[1]) in table
+    # the saved log loads back through the page's file input to the same finished game
+    saved = shots / "play_log.json"
+    saved.write_text(json.dumps(log))
+    game = browser.execute_script("return page.game")
+    browser.find_element(By.ID, "load-log").send_keys(str(saved))
+    wait_for(lambda: browser.execute_script("return page.game") != game, "the loaded game")
+    result = browser.find_element(By.ID, "result")
+    assert (int(result.get_attribute("data-you")), int(result.get_attribute("data-opponent"))) == shown
 
 
 @pytest.mark.slow
