@@ -2,27 +2,44 @@
 
     python -m experiments.play_dolphin --run_dir=RUN --dolphin=PATH --iso=PATH [--port=1]
         [--opponent=cpu --cpu_level=1 | --opponent=RUN2 | --opponent=teacher] [--seconds=120] [--record=DIR]
+    python -m experiments.play_dolphin --run_dir=RUN --standin=drill [--seconds=120 --seed=0 --pace=realtime]
+    python -m experiments.play_dolphin --run_dir=RUN --standin=replay --replay=GAME.slp
+    python -m experiments.play_dolphin --agent=teacher --standin=drill --record=DIR
 
 Needs a Slippi Dolphin (``--dolphin``: the executable or its folder) and a Melee 1.02 NTSC image
-(``--iso``); without them it says so and exits with status 2. It starts Dolphin, goes through
-the menus (``--character``, ``--opponent_character``, ``--stage``), plays ``--seconds`` of game
-with the run's agent on ``--port`` (the policy's delay and its own choices fed back, as in
-``experiments.replay_agent``), lets Slippi record the .slp into ``--record`` (default
-RUN/recordings) and evaluates the run on the recording (``experiments.eval_exphil``'s metrics
-and ``experiments.analyze_shines``' shine metrics of the agent's player). ``--opponent``: the
-game's CPU at ``--cpu_level``, another run folder's agent, or ``teacher`` (the rule-based
-multishine teacher of ``exphil.closed_loop.teacher``, playing Fox).
+(``--iso``); without them (and without ``--standin``) it says so and exits with status 2. It starts
+Dolphin, goes through the menus (``--character``, ``--opponent_character``, ``--stage``), plays
+``--seconds`` of game with the run's agent on ``--port`` (the policy's delay and its own choices fed
+back, as in ``experiments.replay_agent``), lets Slippi record the .slp into ``--record`` (default
+RUN/recordings) and evaluates the run on the recording (``experiments.eval_exphil``'s metrics and
+``experiments.analyze_shines``' shine metrics of the agent's player). ``--opponent``: the game's CPU
+at ``--cpu_level``, another run folder's agent, or ``teacher`` (the rule-based multishine teacher of
+``exphil.closed_loop.teacher``, playing Fox). ``--agent=teacher`` puts the teacher on ``--port``.
+
+``--standin=drill|replay`` rehearses without Dolphin (``exphil.live.standin``): the same code path
+(libmelee's console and controllers, the agent loop, the recording, the evaluation) against a
+stand-in console in its own process, streaming the shine drill's simulator (the agent on the
+fixture's Fox port, the drill started as ``eval_closed_loop`` starts it, ``--seconds`` after the
+start; its ``drill`` figures are the frames after the start) or a recorded game (open loop).
+``--pace=realtime`` sends frames at 60 per second, ``lockstep`` waits for each frame's decision;
+``--faults.*`` injects stream faults (``exphil.live.standin.faults``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import time
 from pathlib import Path
+from typing import Any
 
 import melee
 from absl import app
 
 from experiments.launcher import launch, quiet_orbax
+from exphil.data.paths import default_replay_dir
+from exphil.live.standin.faults import Faults
+
+FIXTURE = "exphil_fox_multishine_closed.slp"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,16 +59,33 @@ class PlayConfig:
     stage: str = "FINAL_DESTINATION"  # melee.Stage names
     temperature: float = 1.0
     seed: int = 0
+    agent: str = "run"  # run | teacher: who plays --port
+    standin: str = ""  # "" (Dolphin) | drill | replay: rehearse against the stand-in console
+    replay: str = ""  # --standin=replay: the .slp to stream
+    fixture: str = ""  # --standin=drill: the drill's fixture (default: the closed multishine one)
+    start: str = "fixture"  # --standin=drill: fixture or a perturbed start (exphil.closed_loop.starts)
+    pace: str = "lockstep"  # --standin: lockstep | realtime
+    evaluate: bool = True  # the eval_exphil metrics of the recording (a run's agent only)
+    faults: Faults = dataclasses.field(default_factory=Faults)
 
 
 def usage_problems(cfg: PlayConfig) -> list[str]:
     """What is missing or wrong before Dolphin can start (empty when nothing)."""
     problems = []
-    if not cfg.run_dir:
+    if cfg.agent not in ("run", "teacher"):
+        problems.append(f"--agent={cfg.agent}: run or teacher")
+    if cfg.agent == "run" and not cfg.run_dir:
         problems.append("--run_dir=RUN: the trained run folder to play")
-    if not cfg.dolphin or not Path(cfg.dolphin).exists():
-        problems.append(f"--dolphin=PATH: a Slippi Dolphin executable or its folder (given: {cfg.dolphin!r})")
-    if not cfg.iso or not Path(cfg.iso).is_file():
+    if cfg.standin not in ("", "drill", "replay"):
+        problems.append(f"--standin={cfg.standin}: drill or replay (or leave it out to play in Dolphin)")
+    if cfg.standin == "replay" and not Path(cfg.replay).is_file():
+        problems.append(f"--replay=GAME.slp: the recorded game to stream (given: {cfg.replay!r})")
+    if cfg.pace not in ("lockstep", "realtime"):
+        problems.append(f"--pace={cfg.pace}: lockstep or realtime")
+    if not cfg.standin and (not cfg.dolphin or not Path(cfg.dolphin).exists()):
+        problems.append(f"--dolphin=PATH: a Slippi Dolphin executable or its folder (given: "
+                        f"{cfg.dolphin!r}), or --standin=drill|replay to rehearse without one")
+    if not cfg.standin and (not cfg.iso or not Path(cfg.iso).is_file()):
         problems.append(f"--iso=PATH: a Super Smash Bros. Melee 1.02 NTSC image (given: {cfg.iso!r})")
     if cfg.opponent == "teacher" and cfg.opponent_character != "FOX":
         problems.append(f"--opponent=teacher plays Fox's multishine: --opponent_character=FOX "
@@ -66,46 +100,97 @@ def usage_problems(cfg: PlayConfig) -> list[str]:
     return problems
 
 
-def play(cfg: PlayConfig) -> dict:
-    """Start Dolphin, play one game, stop Dolphin, evaluate the recording."""
-    from experiments.eval_exphil import EvalConfig, evaluate_run
-    from exphil.analysis.replays import analyze_replay
+def _agent(cfg: PlayConfig, port: int, controller: Any, opening: Any = None) -> Any:
     from exphil.live.agent import LiveAgent
-    from exphil.live.console import RawConsole
-    from exphil.live.play import Seat, play_game
     from exphil.live.teacher import TeacherAgent
 
-    record = Path(cfg.record or Path(cfg.run_dir) / "recordings")
+    where = f"stand-in {cfg.standin}" if cfg.standin else "dolphin"
+    if cfg.agent == "teacher":
+        return TeacherAgent(port, controller=controller, where=where)
+    agent = LiveAgent(cfg.run_dir, port, temperature=cfg.temperature, seed=cfg.seed, controller=controller,
+                      where=where)
+    if opening is not None:  # the drill's recorded inputs in flight, as the closed-loop evaluator has them
+        agent.set_opening(opening(agent.spec, agent.delay))
+    return agent
+
+
+def _standin(cfg: PlayConfig, record: Path) -> tuple[Any, Any, tuple[int, int], Any]:
+    """(stand-in process, its console, (agent port, other port), the agent's opening or None)."""
+    from exphil.closed_loop.starts import Drill
+    from exphil.live.standin import StandIn, StandInConfig, standin_console
+    from exphil.live.standin.rehearse import drill_opening, drill_ports
+
+    fixture = cfg.fixture or str(default_replay_dir() / FIXTURE)
+    opening, ports = None, (cfg.port, 2 if cfg.port == 1 else 1)
+    if cfg.standin == "drill":
+        drill = Drill.from_replay(fixture)
+        ports = drill_ports(drill)
+        opening = lambda spec, delay: drill_opening(drill, spec, delay)  # noqa: E731
+    name = f"standin_{cfg.standin}_{cfg.agent}_seed{cfg.seed}_{time.strftime('%Y%m%dT%H%M%S')}"
+    standin = StandIn(StandInConfig(
+        home=str(record / "standin_home"), source=cfg.standin, replay=cfg.replay, fixture=fixture,
+        start=cfg.start, frames=round(cfg.seconds * 60), ports=ports, pace=cfg.pace,
+        record=str(record / f"{name}.slp"), log_path=str(record / f"{name}.json"), faults=cfg.faults))
+    return standin, standin_console(standin.home, standin.port), ports, opening
+
+
+def play(cfg: PlayConfig) -> dict:
+    """Start Dolphin (or the stand-in), play one game, stop it, evaluate the recording."""
+    from experiments.eval_exphil import EvalConfig, evaluate_run
+    from exphil.analysis.replays import analyze_replay
+    from exphil.live.console import RawConsole
+    from exphil.live.play import Seat, play_game
+    from exphil.live.standin import close_console
+    from exphil.live.standin.rehearse import drill_figures
+
+    record = Path(cfg.record or Path(cfg.run_dir or ".") / "recordings")
     record.mkdir(parents=True, exist_ok=True)
     before = set(record.rglob("*.slp"))
-    console = RawConsole(path=cfg.dolphin, replay_dir=str(record), save_replays=True, fullscreen=False)
-    other = 2 if cfg.port == 1 else 1
-    seats = [Seat(cfg.port, melee.Controller(console, cfg.port), melee.Character[cfg.character]),
+    standin, opening = None, None
+    if cfg.standin:
+        standin, console, (port, other), opening = _standin(cfg, record)
+    else:
+        console = RawConsole(path=cfg.dolphin, replay_dir=str(record), save_replays=True, fullscreen=False)
+        port, other = cfg.port, 2 if cfg.port == 1 else 1
+    seats = [Seat(port, melee.Controller(console, port), melee.Character[cfg.character]),
              Seat(other, melee.Controller(console, other), melee.Character[cfg.opponent_character])]
-    seats[0].agent = LiveAgent(cfg.run_dir, cfg.port, temperature=cfg.temperature, seed=cfg.seed,
-                               controller=seats[0].controller, where="dolphin")
-    if cfg.opponent == "cpu":
+    seats[0].agent = _agent(cfg, port, seats[0].controller, opening)
+    if cfg.opponent == "cpu" or cfg.standin == "drill":  # the drill's opponent stands idle
         seats[1].cpu_level = cfg.cpu_level
     elif cfg.opponent == "teacher":
-        seats[1].agent = TeacherAgent(other, controller=seats[1].controller, where="dolphin")
+        seats[1].agent = _agent(dataclasses.replace(cfg, agent="teacher"), other, seats[1].controller)
     else:
-        seats[1].agent = LiveAgent(cfg.opponent, other, temperature=cfg.temperature, seed=cfg.seed + 1,
-                                   controller=seats[1].controller, where="dolphin")
-    console.run(iso_path=cfg.iso)
+        seats[1].agent = _agent(dataclasses.replace(cfg, run_dir=cfg.opponent, seed=cfg.seed + 1), other,
+                                seats[1].controller)
+    if standin is None:
+        console.run(iso_path=cfg.iso)
     try:
         if not console.connect():
-            raise SystemExit(f"{cfg.dolphin}: could not connect to Dolphin's game stream")
+            raise SystemExit(f"{cfg.dolphin or 'the stand-in'}: could not connect to the game stream")
         for seat in seats:
             seat.controller.connect()
-        frames = play_game(console, seats, stage=melee.Stage[cfg.stage], max_frames=round(cfg.seconds * 60))
+        played = play_game(console, seats, stage=melee.Stage[cfg.stage], max_frames=round(cfg.seconds * 60))
     finally:
-        console.stop()
-    recordings = sorted(set(record.rglob("*.slp")) - before, key=lambda p: p.stat().st_mtime)
-    result = {"run_dir": cfg.run_dir, "frames": frames, "recording": None}
+        if standin is None:
+            console.stop()
+        else:
+            close_console(console)
+    result: dict[str, Any] = {"run_dir": cfg.run_dir, "agent": cfg.agent, "port": port, "seed": cfg.seed,
+                              "frames": played.frames, "ended": played.ended,
+                              "bad_messages": played.bad_messages, "recording": None}
+    if standin is not None:
+        result["standin"] = standin.result()
+        recordings = [Path(result["standin"]["recording"])]
+    else:
+        recordings = sorted(set(record.rglob("*.slp")) - before, key=lambda p: p.stat().st_mtime)
     if recordings:
         result["recording"] = str(recordings[-1])
-        result["eval"] = evaluate_run(EvalConfig(run_dir=cfg.run_dir, replays=result["recording"]))
-        result["shines"] = analyze_replay(result["recording"], int(cfg.port > other))  # p0 = lower port
+        pov = int(port > other)  # the parser's player 0 is the lower port
+        if cfg.evaluate and cfg.agent == "run":
+            result["eval"] = evaluate_run(EvalConfig(run_dir=cfg.run_dir, replays=result["recording"]))
+        result["shines"] = analyze_replay(result["recording"], pov)
+        if cfg.standin == "drill":
+            result["drill"] = drill_figures(result["recording"], pov)
     return result
 
 

@@ -26,12 +26,13 @@ import melee
 import numpy as np
 from flax import nnx
 
-from exphil.data.features import neutral_controller, quantised_controller
+from exphil.data.features import quantised_controller
 from exphil.data.parse import FIRST_PLAYABLE_FRAME, processed_trigger
 from exphil.data.spec import BUTTONS, EmbeddingSpec
 from exphil.live.adapter import FrameAdapter, FrameInputs
 from exphil.live.pad import Controls, PadWriter, neutral_controls, shoulder_class_values
 from exphil.models.policy import Policy
+from exphil.train.restore import restore_policy
 from exphil.train.thresholds import default_thresholds
 
 __all__ = ["MAX_GAP_FILL", "LiveAgent", "load_policy"]
@@ -42,15 +43,13 @@ MAX_GAP_FILL = 60
 
 def load_policy(run_dir: str | Path) -> tuple[Policy, EmbeddingSpec, int, np.ndarray]:
     """(policy in eval mode, its spec, its training delay, its button thresholds) of a run folder's
-    latest checkpoint; FileNotFoundError naming the folder where it holds none."""
-    from exphil.train.loop import load_trained
-
+    latest checkpoint (restored without the training loop); FileNotFoundError naming the folder
+    where it holds none."""
     try:
-        trainer, _ = load_trained(run_dir)
+        trained = restore_policy(run_dir)
     except FileNotFoundError as err:
         raise FileNotFoundError(f"{run_dir}: no trained policy to play ({err})") from err
-    policy = nnx.merge(trainer.eval_graph, trainer.state["params"], trainer.state["other"])
-    return policy, trainer.spec, trainer.cfg.windows.delay, np.asarray(trainer.thresholds, np.float32)
+    return trained.policy(), trained.spec, trained.delay, trained.thresholds
 
 
 _COMPILED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -80,12 +79,17 @@ class LiveAgent:
 
     ``delay``: the delay the policy was trained with (read from a run folder; required with a
     policy). ``controller``: a ``melee.Controller`` (or :class:`~exphil.live.pad.RecordingController`)
-    that :meth:`act` sends each frame's controls to; None only returns them.
+    that :meth:`act` sends each frame's controls to; None only returns them. ``opening``: the
+    controls in flight when a game's play begins, ``delay`` of them: the one that landed on the
+    first playable frame (the previous-controller input of the first step) and the ``delay - 1``
+    sent after it (default: neutral, as at the start of a real game; a drill started mid-fixture
+    has the fixture's recorded inputs in flight, as the closed-loop evaluator plays it).
     """
 
     def __init__(self, source: str | Path | Policy, port: int, delay: int | None = None, *,
                  spec: EmbeddingSpec | None = None, thresholds: np.ndarray | None = None,
-                 temperature: float = 1.0, seed: int = 0, controller: Any = None, where: str = "live stream"):
+                 temperature: float = 1.0, seed: int = 0, controller: Any = None, where: str = "live stream",
+                 opening: tuple[Controls, ...] | None = None):
         if isinstance(source, Policy):
             if delay is None:
                 raise ValueError("LiveAgent(policy, ...) needs delay=: the delay the policy was trained with")
@@ -124,15 +128,22 @@ class LiveAgent:
         self._neutral = neutral_controls(spec)
         self._state_dim = spec.numeric_dim - len(spec.controller_fields)
         self.last_logits = None
+        self.set_opening((self._neutral,) * trained_delay if opening is None else opening)
+
+    def set_opening(self, opening: tuple[Controls, ...]) -> None:
+        """Play every game from now on with ``opening`` in flight (see the class docstring); starts afresh."""
+        if len(opening) != self.delay:
+            raise ValueError(f"opening: {len(opening)} controls given, the policy's delay is {self.delay}")
+        self.opening = tuple(opening)
         self.reset()
 
     def reset(self) -> None:
-        """A new game: fresh recurrent state, ``delay - 1`` neutral outputs queued, neutral previous
-        controller, and every button released on the controller."""
+        """A new game: fresh recurrent state, the opening's last ``delay - 1`` controls queued, its
+        last as the previous controller, and every button released on the controller."""
         self.adapter.reset()
         self._carry = self._init_carry
-        self._queue: collections.deque[Controls] = collections.deque([self._neutral] * (self.delay - 1))
-        self._previous = neutral_controller(self.spec)
+        self._queue: collections.deque[Controls] = collections.deque(self.opening[1:])
+        self._previous = self._quantised(self.opening[-1])
         self.last_inputs: FrameInputs | None = None
         self.sent = self._neutral
         if self.pad is not None:
@@ -170,13 +181,22 @@ class LiveAgent:
         k = len(BUTTONS)
         classes = packed[k:].astype(np.int32)
         controls = Controls(tuple(bool(b) for b in packed[:k] > 0.5), *(int(c) for c in classes))
-        previous = np.empty((1, len(self.spec.controller_fields)), np.float32)
-        quantised_controller(self.spec, packed[None, :k], classes[None, :-1], classes[None, -1], previous)
-        if self.spec.r_trigger:  # the shoulders as the game will read the controls sent
-            previous[0, -2:] = self._processed_triggers(controls)
-        self._previous = previous[0]
+        self._previous = self._quantised(controls)
         self._queue.append(controls)
         return self._queue.popleft()
+
+    def _quantised(self, controls: Controls) -> np.ndarray:
+        """float32 [controller fields]: ``controls`` as the previous-controller input, quantised as
+        training quantises it (with ``r_trigger``, the shoulders as the game reads the controls sent)."""
+        k = len(BUTTONS)
+        buttons = np.asarray(controls.buttons, np.float32)[None]
+        classes = np.array([[controls.main_x, controls.main_y, controls.c_x, controls.c_y]], np.int32)
+        previous = np.empty((1, len(self.spec.controller_fields)), np.float32)
+        quantised_controller(self.spec, buttons[:, :k], classes, np.array([controls.shoulder], np.int32),
+                             previous)
+        if self.spec.r_trigger:
+            previous[0, -2:] = self._processed_triggers(controls)
+        return previous[0]
 
     def _processed_triggers(self, controls: Controls) -> np.ndarray:
         """float32 [2]: processed L and R of ``controls`` (analog on L, as ``PadWriter`` sends it)."""

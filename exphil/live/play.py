@@ -1,22 +1,32 @@
 """One game through a libmelee console: menus by libmelee's menu helper, then every agent each frame.
 
 The loop knows nothing of Dolphin: ``experiments.play_dolphin`` hands it a console connected to
-Dolphin and ``melee.Controller``s; the tests hand it a :class:`~exphil.live.console.RawConsole`
-over a replay and recording stand-ins.
+Dolphin (or to the stand-in console) and ``melee.Controller``\\ s; the tests hand it a
+:class:`~exphil.live.console.RawConsole` over a replay and recording stand-ins.
+
+A live stream can misbehave; the loop keeps playing where a player would want it to: a message the
+console cannot read (not JSON) is logged and skipped (the next frame is played; the agents step
+over the frame it carried), and a dropped connection ends the game with the reason, keeping what
+was played. Frames arriving late, twice or not at all are the agents' business (``LiveAgent.act``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import logging
 from typing import Any
 
 import melee
+from melee.slippstream import EnetDisconnected
 
 from exphil.live.agent import LiveAgent
 
-__all__ = ["IN_GAME", "Seat", "play_game"]
+__all__ = ["IN_GAME", "Played", "Seat", "play_game"]
 
 IN_GAME = (melee.Menu.IN_GAME, melee.Menu.SUDDEN_DEATH)
+MAX_BAD_MESSAGES = 60
+"""Unreadable messages tolerated in one game before the stream is judged broken."""
+log = logging.getLogger(__name__)
 
 
 @dataclasses.dataclass
@@ -31,25 +41,48 @@ class Seat:
     menu: melee.MenuHelper = dataclasses.field(default_factory=melee.MenuHelper)
 
 
-def play_game(console: Any, seats: list[Seat], *, stage: melee.Stage, max_frames: int) -> int:
-    """Play one game to its end or ``max_frames`` playable frames; return the in-game frames seen.
+@dataclasses.dataclass(frozen=True)
+class Played:
+    """How a game went: in-game frames seen, why it stopped, messages skipped as unreadable."""
+
+    frames: int
+    ended: str
+    bad_messages: int = 0
+
+
+def play_game(console: Any, seats: list[Seat], *, stage: melee.Stage, max_frames: int) -> Played:
+    """Play one game to its end or ``max_frames`` playable frames.
 
     Before the game the first seat's menu helper starts it once every seat has chosen; after
-    it (the post-game screens) the loop stops.
+    it (the post-game screens) the loop stops. ``ended``: "frame limit", "game over" (a menu after
+    the game), "stream ended" (no more messages), or "disconnected at frame F".
     """
-    played = 0
-    while (gamestate := console.step()) is not None:
+    played, bad, last = 0, 0, None
+    while True:
+        try:
+            gamestate = console.step()
+        except EnetDisconnected:
+            log.warning("the console disconnected after frame %s; ending the game", last)
+            return Played(played, f"disconnected at frame {last}", bad)
+        except ValueError as err:  # json.JSONDecodeError: a message that is not JSON
+            bad += 1
+            log.warning("skipped an unreadable message from the console after frame %s: %s", last, err)
+            if bad > MAX_BAD_MESSAGES:
+                raise RuntimeError(f"{bad} unreadable messages from the console in one game") from err
+            continue
+        if gamestate is None:
+            return Played(played, "stream ended", bad)
         if gamestate.menu_state in IN_GAME:
+            last = int(gamestate.frame)
             for seat in seats:
                 if seat.agent is not None:
                     seat.agent.act(gamestate)
             played += 1
             if gamestate.frame >= max_frames:
-                break
+                return Played(played, "frame limit", bad)
         elif played:
-            break
+            return Played(played, "game over", bad)
         else:
             for i, seat in enumerate(seats):
                 seat.menu.menu_helper_simple(gamestate, seat.controller, seat.character, stage,
                                              cpu_level=seat.cpu_level, autostart=i == 0)
-    return played

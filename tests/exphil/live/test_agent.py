@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import copy
 import functools
+import subprocess
+import sys
+from pathlib import Path
 
 import jax
 import numpy as np
@@ -15,12 +18,15 @@ from flax import nnx
 from exphil.data.features import neutral_controller, quantised_controller, replay_features
 from exphil.data.parse import parse_replay, processed_trigger
 from exphil.data.spec import EmbeddingSpec
-from exphil.live.agent import MAX_GAP_FILL, LiveAgent
+from exphil.live.agent import MAX_GAP_FILL, LiveAgent, load_policy
 from exphil.live.console import replay_states
 from exphil.live.pad import BUTTON_ENUMS, RecordingController, neutral_controls, shoulder_class_values
 from exphil.models import PolicyConfig, build_policy
+from exphil.train import load_trained
 from exphil.train.thresholds import default_thresholds
 from tests.exphil.live.runs import make_run
+
+REPO = Path(__file__).resolve().parents[3]
 
 SPEC = EmbeddingSpec()
 REPLAY = "exphil_fox_multishine.slp"
@@ -45,16 +51,24 @@ def states(replay_path):
 
 
 def _reference(replay_path, delay: int, spec: EmbeddingSpec = SPEC, pov: int = 0, seed: int = 0,
-               temperature: float = 0.0):
+               temperature: float = 0.0, opening: tuple | None = None):
     """What the agent must send on each playable frame, computed from the training path's features;
     with ``spec.r_trigger`` the fed-back shoulders are the game's reading of the controls sent
-    (``processed_trigger`` of the analog L value for the shoulder class, and of the L and R buttons)."""
+    (``processed_trigger`` of the analog L value for the shoulder class, and of the L and R buttons).
+    ``opening``: the controls in flight at the first playable frame (default neutral)."""
     policy = _policy("gru", spec)
     f = replay_features(parse_replay(replay_path(REPLAY), extras=True).table, pov, spec)
     graph, state = nnx.split(policy)
     step = jax.jit(lambda s, c, n, k, key: nnx.merge(graph, s).sample(
         c, n, k, key, thresholds=default_thresholds(), temperature=temperature))
     carry, previous, choices = policy.init_carry(1), neutral_controller(spec), []
+    if opening is not None:
+        previous = np.empty(len(spec.controller_fields), np.float32)
+        last = opening[-1]
+        quantised_controller(spec, np.asarray(last.buttons, np.float32)[None],
+                             np.array([[last.main_x, last.main_y, last.c_x, last.c_y]]),
+                             np.array([last.shoulder]),
+                             previous[None])
     for t in range(FRAMES - 84):
         numeric = np.concatenate([f.state[t], previous])[None]
         key = jax.random.fold_in(jax.random.key(seed), t)
@@ -68,15 +82,31 @@ def _reference(replay_path, delay: int, spec: EmbeddingSpec = SPEC, pov: int = 0
             out[0, -2:] = processed_trigger(analog, buttons[0, [5, 6]] > 0)  # L, R
         previous = out[0]
         choices.append((tuple(bool(b) for b in buttons[0]), *(int(c) for c in classes)))
-    return [NEUTRAL] * (delay - 1) + choices[:len(choices) - delay + 1]
+    queued = [NEUTRAL] * (delay - 1) if opening is None else list(opening[1:])
+    return queued + choices[:len(choices) - delay + 1]
 
 
 @pytest.mark.parametrize(("delay", "spec"), [(1, SPEC), (3, SPEC), (2, FULL)])
 def test_agent_plays_as_the_training_features_with_its_own_feedback(replay_path, states, delay, spec):
     agent = LiveAgent(_policy("gru", spec), port=1, delay=delay, spec=spec, temperature=0.0)
     sent = [agent.act(gs) for gs in states]
+    reference = [tuple(c) for c in _reference(replay_path, delay, spec)]
+    assert len(set(reference[delay:])) >= 5  # the policy's choice varies: the order of choices is checked
     assert sent[:84] == [NEUTRAL] * 84  # countdown
-    assert [tuple(c) for c in sent[84:]] == [tuple(c) for c in _reference(replay_path, delay, spec)]
+    assert [tuple(c) for c in sent[84:]] == reference
+
+
+def test_an_opening_puts_its_controls_in_flight_and_its_last_as_the_previous_controller(replay_path, states):
+    down_b = NEUTRAL._replace(buttons=(False, True, *[False] * 6), main_y=0)
+    opening = (down_b, NEUTRAL._replace(main_x=3, shoulder=2), down_b)
+    agent = LiveAgent(_policy(), port=1, delay=3, temperature=0.0, opening=opening)
+    sent = [agent.act(gs) for gs in states]
+    reference = [tuple(c) for c in _reference(replay_path, 3, opening=opening)]
+    assert sent[84:86] == list(opening[1:])
+    assert [tuple(c) for c in sent[84:]] == reference
+    assert reference != [tuple(c) for c in _reference(replay_path, 3)][:len(reference)]
+    with pytest.raises(ValueError, match="opening: 2 controls given, the policy's delay is 3"):
+        LiveAgent(_policy(), port=1, delay=3, opening=opening[:2])
 
 
 def test_sampling_is_seeded(states):
@@ -156,3 +186,21 @@ def test_a_run_folder_plays_with_the_delay_it_was_trained_with(tmp_path, states)
         LiveAgent(make_run(tmp_path / "empty", checkpoint=False), port=1)
     with pytest.raises(FileNotFoundError, match=r"no config\.json"):
         LiveAgent(tmp_path / "nothing", port=1)
+
+
+def test_a_run_folder_loads_the_trained_weights_without_the_training_loop(tmp_path):
+    run = make_run(tmp_path / "run", delay=2, seed=3)
+    trainer, _ = load_trained(run)
+    policy, spec, delay, thresholds = load_policy(run)
+    expected = nnx.merge(trainer.eval_graph, trainer.state["params"], trainer.state["other"])
+    params = [jax.tree.leaves(nnx.state(p, nnx.Param)) for p in (policy, expected)]
+    for a, b in zip(*params, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert delay == 2 and spec == trainer.spec
+    np.testing.assert_array_equal(thresholds, trainer.thresholds)
+    code = (f"import sys; from exphil.live.agent import LiveAgent; LiveAgent({str(run)!r}, port=1); "
+            "print(sorted(m for m in sys.modules if m.startswith('exphil.train')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert out.returncode == 0, out.stderr[-2000:]
+    loaded = set(eval(out.stdout.strip().splitlines()[-1]))
+    assert "exphil.train.restore" in loaded and not loaded & {"exphil.train.loop", "exphil.train.losses"}

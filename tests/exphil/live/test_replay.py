@@ -59,8 +59,9 @@ def test_play_game_runs_every_agent_until_the_frame_limit(replay_path):
     seats = [Seat(1, pads[0], melee.Character.FOX, LiveAgent(_policy(), 1, delay=2, temperature=0.0,
                                                              controller=pads[0])),
              Seat(2, pads[1], melee.Character.FOX, TeacherAgent(2, controller=pads[1]))]
-    played = play_game(console, seats, stage=melee.Stage.FINAL_DESTINATION, max_frames=30)
-    assert played == 30 + 124  # frames -123 .. 30
+    result = play_game(console, seats, stage=melee.Stage.FINAL_DESTINATION, max_frames=30)
+    played = result.frames
+    assert played == 30 + 124 and result.ended == "frame limit"  # frames -123 .. 30
     assert seats[0].agent.adapter.last_frame == 30
     for seat, pad in zip(seats, pads, strict=True):
         assert pad.buttons == {e for e, b in zip(BUTTON_ENUMS, seat.agent.sent.buttons, strict=True) if b}
