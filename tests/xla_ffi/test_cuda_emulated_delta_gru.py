@@ -1,10 +1,10 @@
-"""The CUDA delta-rule and GRU kernels run on the host through the shim of the CUDA built-ins.
+"""The CUDA delta-rule and GRU handlers run on the emulated device (see test_cuda_kernels_emulated.py).
 
-``delta_rule_cuda_{fwd,bwd}.cuh`` and ``gru_cuda_{fwd,bwd}.cuh`` are compiled with g++ against
-``cuda_emulation/cuda_host_shim.h`` (see test_cuda_kernels_emulated.py) with the launch
-geometry, scratch and per-step launch order of the handlers, and checked against float64
-NumPy loops (values, saved chunk states) and ``jax.vjp`` of the pure-JAX references (every
-gradient; for the GRU, dW and db from the returned dgh as the Python wrapper forms them).
+``delta_rule_cuda.cu`` and ``gru_cuda.cu`` are compiled with g++ as written (guards, scratch,
+the GRU's per-step launch loops, shared-memory opt-in) against the emulated runtime and
+checked against float64 NumPy loops (values, saved chunk states) and ``jax.vjp`` of the
+pure-JAX references (every gradient; for the GRU, dW and db from the returned dgh as the
+Python wrapper forms them).
 """
 
 from __future__ import annotations
@@ -26,8 +26,13 @@ pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is not 
 
 
 @pytest.fixture(scope="module")
-def emulator(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return emulation.build("emulate_kernels.cc", tmp_path_factory.mktemp("cuda_emulation"))
+def delta_emulator(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return emulation.build("emulate_delta.cc", tmp_path_factory.mktemp("cuda_emulation"))
+
+
+@pytest.fixture(scope="module")
+def gru_emulator(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return emulation.build("emulate_gru.cc", tmp_path_factory.mktemp("cuda_emulation"))
 
 
 def _rounded(x: dict, names: tuple[str, ...], dtype: str) -> dict:
@@ -54,8 +59,16 @@ DELTA_CASES = [  # batch, length, heads, d_k, d_v, chunk, dtype
 ]
 
 
-@pytest.mark.parametrize("case", DELTA_CASES, ids=lambda c: "x".join(map(str, c[:6])) + "-" + c[6])
-def test_delta_rule_kernels_match_references(emulator: Path, tmp_path: Path, case: tuple) -> None:
+def _delta_ids(case: tuple) -> str:
+    return "x".join(map(str, case[:6])) + "-" + case[6]
+
+
+@pytest.mark.parametrize("case", DELTA_CASES, ids=_delta_ids)
+def test_delta_rule_kernels_match_references(delta_emulator: Path, tmp_path: Path, case: tuple) -> None:
+    _check_delta(delta_emulator, tmp_path, case)
+
+
+def _check_delta(emulator: Path, tmp_path: Path, case: tuple, env: dict | None = None) -> None:
     batch, length, heads, dk, dv, chunk, dtype = case
     rng = np.random.default_rng(sum(case[:6]))
     x = _rounded(
@@ -66,10 +79,11 @@ def test_delta_rule_kernels_match_references(emulator: Path, tmp_path: Path, cas
     dims = [batch, length, heads, dk, dv, chunk]
     rows, state = (batch, length, heads), (batch, heads, dk, dv)
     fwd = emulation.run(
-        [emulator, "delta", "fwd", dtype, *dims],
+        [emulator, "fwd", dtype, *dims],
         tmp_path / "fwd",
         x,
         {"o": (*rows, dv), "last": state, "chunk_states": (batch, nchunks, heads, dk, dv)},
+        env,
     )
     o_ref, last_ref = numpy_delta_rule(x["q"], x["k"], x["v"], x["beta"], x["h0"])
     assert _scale_err(fwd["o"], o_ref) < (2e-2 if dtype == "bf16" else 2e-5)
@@ -93,7 +107,7 @@ def test_delta_rule_kernels_match_references(emulator: Path, tmp_path: Path, cas
         "dlast": dlast,
     }
     shapes = {"dq": (*rows, dk), "dk": (*rows, dk), "dv": (*rows, dv), "dbeta": rows, "dh0": state}
-    got = emulation.run([emulator, "delta", "bwd", dtype, *dims], tmp_path / "bwd", bwd_in, shapes)
+    got = emulation.run([emulator, "bwd", dtype, *dims], tmp_path / "bwd", bwd_in, shapes, env)
     _, vjp = jax.vjp(delta_rule_scan, *(jnp.asarray(x[k]) for k in names))
     want = vjp((jnp.asarray(dout, jnp.float32), jnp.asarray(dlast, jnp.float32)))
     tol = 2e-2 if dtype == "bf16" else 1e-4
@@ -110,16 +124,21 @@ GRU_CASES = [
 
 
 @pytest.mark.parametrize("case", GRU_CASES, ids=lambda c: "x".join(map(str, c[:3])) + "-" + c[3])
-def test_gru_kernels_match_references(emulator: Path, tmp_path: Path, case: tuple) -> None:
+def test_gru_kernels_match_references(gru_emulator: Path, tmp_path: Path, case: tuple) -> None:
+    _check_gru(gru_emulator, tmp_path, case)
+
+
+def _check_gru(emulator: Path, tmp_path: Path, case: tuple, env: dict | None = None) -> None:
     batch, length, hidden, dtype = case
     rng = np.random.default_rng(batch * 100 + hidden)
     x = _rounded(random_gru_inputs(length, (batch, length, hidden)), ("gx",), dtype)
     dims = [batch, length, hidden]
     fwd = emulation.run(
-        [emulator, "gru", "fwd", dtype, *dims],
+        [emulator, "fwd", dtype, *dims],
         tmp_path / "fwd",
         x,
         {"y": (batch, length, hidden), "last": (batch, hidden), "gates": (batch, length, 4 * hidden)},
+        env,
     )
     y_ref, last_ref = numpy_gru(x["gx"], x["W"], x["b"], x["h0"])
     assert _scale_err(fwd["y"], y_ref) < (1e-2 if dtype == "bf16" else 2e-6)
@@ -137,10 +156,11 @@ def test_gru_kernels_match_references(emulator: Path, tmp_path: Path, case: tupl
         "dlast": dlast,
     }
     got = emulation.run(
-        [emulator, "gru", "bwd", dtype, *dims],
+        [emulator, "bwd", dtype, *dims],
         tmp_path / "bwd",
         bwd_in,
         {"dgx": (batch, length, 3 * hidden), "dgh": (batch, length, 3 * hidden), "dh0": (batch, hidden)},
+        env,
     )
     _, vjp = jax.vjp(gru_recurrence_scan, *(jnp.asarray(x[k]) for k in ("gx", "W", "b", "h0")))
     dgx, dW, db, dh0 = vjp((jnp.asarray(dy, jnp.float32), jnp.asarray(dlast, jnp.float32)))
@@ -152,12 +172,58 @@ def test_gru_kernels_match_references(emulator: Path, tmp_path: Path, case: tupl
     assert _scale_err(got["dgh"].sum(axis=(0, 1)), db) < tol
 
 
+def test_gru_backward_strides_past_its_gate_block_cap(gru_emulator: Path, tmp_path: Path) -> None:
+    """With the gate kernel capped at one block (XLA_FFI_GRU_CUDA_GATE_BLOCKS), 9 x 40 units are
+    strided over by one 128-thread block, and every gradient is still right."""
+    _check_gru(gru_emulator, tmp_path, GRU_CASES[1], env={"XLA_FFI_GRU_CUDA_GATE_BLOCKS": "1"})
+    gate_grids = [launch["grid"] for launch in emulation.launches(tmp_path / "bwd") if launch["shared"] == 0]
+    assert gate_grids == [(1, 1, 1)] * GRU_CASES[1][1]
+
+
+def test_delta_rule_at_the_largest_key_size_opts_in_to_shared_memory(
+    delta_emulator: Path, tmp_path: Path
+) -> None:
+    """d_k = 256 at d_v = 16 (the documented maximum): the backward's tiles need 67,712 bytes of
+    shared memory, past the 48 KiB a launch gets without cudaFuncSetAttribute; the handler opts
+    in (the emulated launch fails otherwise) and the gradients match."""
+    _check_delta(delta_emulator, tmp_path, (1, 6, 1, 256, 16, 4, "f32"))
+    assert emulation.runtime_calls(tmp_path / "bwd", "attribute") == [67712]
+    assert [launch["shared"] for launch in emulation.launches(tmp_path / "bwd")] == [67712]
+
+
+@pytest.mark.parametrize(
+    ("dk", "dv", "message"),
+    [
+        (1025, 4, "d_k=1025 with d_v=4 is not supported by the CUDA kernel (d_k <= 1024)"),
+        (257, 16, "d_k=257 with d_v=16 is not supported by the CUDA kernel (d_k <= 256)"),
+        (1024, 4, "the shape needs 262784 bytes of shared memory a block, the device allows 232448"),
+    ],
+)
+def test_delta_rule_backward_rejects_shapes_past_the_kernel_limits(
+    delta_emulator: Path, tmp_path: Path, dk: int, dv: int, message: str
+) -> None:
+    """Past the rows a thread holds, or the device's shared memory, the handler returns an error."""
+    x = random_delta_inputs(0, (1, 2, 1, dk, dv))
+    arrays = {k: x[k] for k in ("q", "k", "v", "beta")} | {
+        "chunk_states": np.zeros((1, 1, 1, dk, dv)),
+        "dout": np.zeros((1, 2, 1, dv)),
+        "dlast": np.zeros((1, 1, dk, dv)),
+    }
+    result = emulation.execute([delta_emulator, "bwd", "f32", 1, 2, 1, dk, dv, 64], tmp_path / "bwd", arrays)
+    assert result.returncode == 3, result.stderr
+    assert f"delta_rule_bwd (CUDA): {message}" in result.stderr
+
+
 @pytest.mark.slow
-def test_kernels_clean_under_address_and_ub_sanitizers(tmp_path: Path) -> None:
-    """Out-of-bounds shared/global accesses or undefined behaviour abort the emulator."""
-    exe = emulation.build("emulate_kernels.cc", tmp_path, sanitize=True)
-    for i, case in enumerate([DELTA_CASES[1]]):
+@pytest.mark.parametrize("sanitizer", ["address", "thread"])
+def test_kernels_clean_under_sanitizers(tmp_path: Path, sanitizer: str) -> None:
+    """AddressSanitizer + UBSan: no out-of-bounds access or undefined behaviour; ThreadSanitizer
+    with three blocks at once: no missing barrier, no race within or between blocks."""
+    env = emulation.THREAD_ENV if sanitizer == "thread" else None
+    delta = emulation.build("emulate_delta.cc", tmp_path, sanitize=sanitizer)
+    for i, case in enumerate([DELTA_CASES[1], DELTA_CASES[4]]):
         (tmp_path / f"d{i}").mkdir()
-        test_delta_rule_kernels_match_references(exe, tmp_path / f"d{i}", case)
+        _check_delta(delta, tmp_path / f"d{i}", case, env)
+    gru = emulation.build("emulate_gru.cc", tmp_path, sanitize=sanitizer)
     (tmp_path / "g").mkdir()
-    test_gru_kernels_match_references(exe, tmp_path / "g", GRU_CASES[1])
+    _check_gru(gru, tmp_path / "g", GRU_CASES[1], env)

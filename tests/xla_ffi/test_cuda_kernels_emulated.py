@@ -1,11 +1,11 @@
-"""The CUDA kernels' indexing and math, run on the host through a shim of the CUDA built-ins.
+"""The CUDA selective-scan handlers run on the emulated device, host code and kernels as written.
 
-There is no GPU here, so ``selective_scan_cuda_{fwd,bwd}.cuh`` are compiled with g++ against
-``cuda_emulation/cuda_host_shim.h`` (one block at a time, 128 std::threads, barriers for
-``__syncthreads`` and warp shuffles) and driven through raw float32 files. Forward
-outputs and saved chunk states are checked against a float64 NumPy loop, every
-gradient against ``jax.vjp`` of the ``lax.scan`` reference. The same launch geometry
-(layout, tiles, grid-stride backward with history slots) is used as on the device.
+There is no GPU here, so ``selective_scan_cuda.cu`` is compiled with g++ against stand-ins for
+the CUDA runtime (``cuda_emulation/emu_runtime.h``: launches, memsets, scratch, attributes)
+and device (``cuda_host_shim.h``: 32-lane warps, barriers, per-block shared memory; see
+test_cuda_emulator.py for the checks of the checker) and driven through raw float32 files.
+Forward outputs and saved chunk states are checked against a float64 NumPy loop, every
+gradient against ``jax.vjp`` of the ``lax.scan`` reference.
 """
 
 from __future__ import annotations
@@ -148,10 +148,23 @@ def test_kernels_match_reference_with_layout_override(emulator: Path, tmp_path: 
     _check(emulator, tmp_path, CASES[1], env={"XLA_FFI_SCAN_CUDA_STATES_PER_THREAD": str(per_lane)})
 
 
+def test_backward_strides_over_work_past_its_history_budget(emulator: Path, tmp_path: Path) -> None:
+    """With the history scratch capped at one slot (XLA_FFI_SCAN_CUDA_HISTORY_BYTES = 16 steps x
+    4 states x 128 threads x 4 bytes), one block strides over every work item, and the
+    gradients are unchanged."""
+    _check(emulator, tmp_path, CASES[1], env={"XLA_FFI_SCAN_CUDA_HISTORY_BYTES": "32768"})
+    assert emulation.launches(tmp_path / "fwd")[0]["grid"][0] > 1
+    assert [launch["grid"] for launch in emulation.launches(tmp_path / "bwd")] == [(1, 1, 1)]
+    assert emulation.runtime_calls(tmp_path / "bwd", "scratch") == [32768]
+
+
 @pytest.mark.slow
-def test_kernels_clean_under_address_and_ub_sanitizers(tmp_path: Path) -> None:
-    """Out-of-bounds shared/global accesses or undefined behaviour abort the emulator."""
-    exe = emulation.build("emulate.cc", tmp_path, sanitize=True)
+@pytest.mark.parametrize("sanitizer", ["address", "thread"])
+def test_kernels_clean_under_sanitizers(tmp_path: Path, sanitizer: str) -> None:
+    """AddressSanitizer + UBSan: no out-of-bounds access or undefined behaviour; ThreadSanitizer
+    with three blocks at once: no missing barrier, no race within or between blocks."""
+    exe = emulation.build("emulate.cc", tmp_path, sanitize=sanitizer)
+    env = emulation.THREAD_ENV if sanitizer == "thread" else None
     for i, case in enumerate([CASES[1], CASES[4]]):
         (tmp_path / str(i)).mkdir()
-        _check(exe, tmp_path / str(i), case)
+        _check(exe, tmp_path / str(i), case, env)

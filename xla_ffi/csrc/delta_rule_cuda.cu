@@ -2,7 +2,8 @@
 // DeltaRuleFwdCuda and DeltaRuleBwdCuda. The kernels live in delta_rule_cuda_fwd.cuh and
 // delta_rule_cuda_bwd.cuh; this file validates operands (delta_rule_common.h, plus the
 // kernels' limits d_v <= 128 and d_k <= 32 * parts, parts = 128 / max(4, NextPow2(d_v))), takes the backward's
-// history slots from the FFI scratch allocator, launches on the FFI stream and checks the launch.
+// history slots from the FFI scratch allocator, launches on the FFI stream (opting in to more than
+// 48 KiB of shared memory where the shape needs it) and checks the launch.
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -22,7 +23,6 @@ namespace ffi = xla::ffi;
 
 namespace {
 
-using cuda_ffi_util::CudaError;
 using delta_rule::DeltaDims;
 using namespace ffi_checks;  // NOLINT(build/namespaces): the handlers are written in its vocabulary
 using namespace delta_rule_cuda;  // NOLINT(build/namespaces): this file is its front end
@@ -65,8 +65,8 @@ ffi::Error Launch(const char* where, const Args& args, int64_t rows, size_t shar
   if (blocks == 0) return ffi::Error::Success();
   if (blocks > INT32_MAX) return Invalid(where, "problem too large");
   return DispatchRows(rows, [&](auto r) {
-    kernel_for(r)<<<static_cast<unsigned>(blocks), kThreads, shared, stream>>>(args);
-    return CudaError(where, "kernel launch");
+    return cuda_ffi_util::Launch(where, "kernel launch", kernel_for(r), dim3(static_cast<unsigned>(blocks)),
+                                 dim3(kThreads), shared, stream, args);
   });
 }
 

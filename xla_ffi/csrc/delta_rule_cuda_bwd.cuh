@@ -131,7 +131,7 @@ __device__ __forceinline__ void ReverseChunk(const BwdArgs<T>& p, const BwdSmem&
 
 template <typename T, int R>
 __global__ void __launch_bounds__(kThreads) DeltaRuleBwdKernel(BwdArgs<T> p) {
-  extern __shared__ float smem[];
+  float* smem = cuda_device::DynamicShared();
   const BwdSmem s = MakeBwdSmem(smem, p.d);
   const Dims& d = p.d;
   const Lane l = MakeLane(d);

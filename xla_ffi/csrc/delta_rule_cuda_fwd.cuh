@@ -14,7 +14,7 @@ struct FwdArgs : delta_rule::FwdPointers<T> {
 
 template <typename T, int R>
 __global__ void __launch_bounds__(kThreads) DeltaRuleFwdKernel(FwdArgs<T> p) {
-  extern __shared__ float smem[];
+  float* smem = cuda_device::DynamicShared();
   const Dims& d = p.d;
   const auto [b, h] = BlockSequence(d);
   const Lane l = MakeLane(d);

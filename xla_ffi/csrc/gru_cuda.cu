@@ -21,9 +21,13 @@ namespace ffi = xla::ffi;
 
 namespace {
 
-using cuda_ffi_util::CudaError;
 using namespace ffi_checks;  // NOLINT(build/namespaces): the handlers are written in its vocabulary
 using namespace gru_cuda;  // NOLINT(build/namespaces): this file is its front end
+
+// The backward's gate kernel strides over the [B, H] units with at most kMaxGateBlocks blocks
+// (override: this variable, so that a small test reaches the strided path).
+constexpr int64_t kMaxGateBlocks = 4096;
+constexpr const char* kGateBlocksEnv = "XLA_FFI_GRU_CUDA_GATE_BLOCKS";
 
 constexpr const char* kFwdName = "gru_fwd (CUDA)";
 constexpr const char* kBwdName = "gru_bwd (CUDA)";
@@ -74,8 +78,8 @@ ffi::Error GruFwdImpl(cudaStream_t stream, ffi::ScratchAllocator scratch, ffi::A
     for (int64_t step = 0; step < L; ++step) {
       args.h = h + (step % 2) * B * H;
       args.next = h + ((step + 1) % 2) * B * H;
-      GruFwdStepKernel<T><<<grid, kThreads, FwdSharedBytes(), stream>>>(args, step);
-      FFI_RETURN_IF_ERROR(CudaError(kFwdName, "kernel launch"));
+      FFI_RETURN_IF_ERROR(cuda_ffi_util::Launch(kFwdName, "kernel launch", &GruFwdStepKernel<T>, grid,
+                                                dim3(kThreads), FwdSharedBytes(), stream, args, step));
     }
     return Copy(kFwdName, Out<float>(last), h + (L % 2) * B * H, d, stream);
   });
@@ -105,7 +109,10 @@ ffi::Error GruBwdImpl(cudaStream_t stream, ffi::ScratchAllocator scratch, ffi::A
   FFI_RETURN_IF_ERROR(StateBuffers(kBwdName, scratch, d, 3, &buf));  // carry x 2, dh z
   FFI_RETURN_IF_ERROR(Copy(kBwdName, buf, In<float>(dlast), d, stream));
   const dim3 grid(static_cast<unsigned>(RowTiles(d)), static_cast<unsigned>(UnitTiles(d)));
-  const unsigned gate_blocks = static_cast<unsigned>(std::min<int64_t>((B * H + kThreads - 1) / kThreads, 4096));
+  int64_t max_gate_blocks = 0;
+  FFI_RETURN_IF_ERROR(cuda_ffi_util::EnvLimit(kBwdName, kGateBlocksEnv, kMaxGateBlocks, &max_gate_blocks));
+  const unsigned gate_blocks =
+      static_cast<unsigned>(std::min<int64_t>((B * H + kThreads - 1) / kThreads, max_gate_blocks));
   return cuda_ffi_util::DispatchStorage(t, [&](auto tag) -> ffi::Error {
     using T = decltype(tag);
     BwdArgs<T> args{In<float>(Wt), In<float>(h0), In<T>(y),  In<float>(gates), In<T>(dy),
@@ -113,10 +120,10 @@ ffi::Error GruBwdImpl(cudaStream_t stream, ffi::ScratchAllocator scratch, ffi::A
     for (int64_t step = L - 1, i = 0; step >= 0; --step, ++i) {
       args.carry = buf + (i % 2) * B * H;
       args.next = buf + ((i + 1) % 2) * B * H;
-      GruBwdGatesKernel<T><<<gate_blocks, kThreads, 0, stream>>>(args, step);
-      FFI_RETURN_IF_ERROR(CudaError(kBwdName, "gates kernel launch"));
-      GruBwdCarryKernel<T><<<grid, kThreads, BwdSharedBytes(), stream>>>(args, step);
-      FFI_RETURN_IF_ERROR(CudaError(kBwdName, "carry kernel launch"));
+      FFI_RETURN_IF_ERROR(cuda_ffi_util::Launch(kBwdName, "gates kernel launch", &GruBwdGatesKernel<T>,
+                                                dim3(gate_blocks), dim3(kThreads), 0, stream, args, step));
+      FFI_RETURN_IF_ERROR(cuda_ffi_util::Launch(kBwdName, "carry kernel launch", &GruBwdCarryKernel<T>, grid,
+                                                dim3(kThreads), BwdSharedBytes(), stream, args, step));
     }
     return Copy(kBwdName, Out<float>(dh0), buf + (L % 2) * B * H, d, stream);
   });

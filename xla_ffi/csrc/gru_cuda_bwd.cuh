@@ -51,7 +51,7 @@ __global__ void __launch_bounds__(kThreads) GruBwdGatesKernel(BwdArgs<T> p, int6
 
 template <typename T>
 __global__ void __launch_bounds__(kThreads) GruBwdCarryKernel(BwdArgs<T> p, int64_t t) {
-  extern __shared__ float smem[];
+  float* smem = cuda_device::DynamicShared();
   const int64_t H = p.d.hidden;
   // dgh_t rows are [batch, 3H] with stride length * 3H (the step's slice of the output).
   TileStep<1>(p.dgh + t * 3 * H, p.d.length * 3 * H, p.Wt, H, 3 * H, p.d.batch, H, smem,

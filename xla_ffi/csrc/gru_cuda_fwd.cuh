@@ -21,7 +21,7 @@ struct FwdArgs {
 
 template <typename T>
 __global__ void __launch_bounds__(kThreads) GruFwdStepKernel(FwdArgs<T> p, int64_t t) {
-  extern __shared__ float smem[];
+  float* smem = cuda_device::DynamicShared();
   const int64_t H = p.d.hidden;
   TileStep<3>(p.h, H, p.W, 3 * H, H, p.d.batch, H, smem, [&](int64_t, int64_t u, int g) { return p.b[g * H + u]; },
               [&](int64_t r, int64_t u, const float* gh) {

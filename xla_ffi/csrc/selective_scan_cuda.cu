@@ -35,7 +35,6 @@ using namespace selective_scan_cuda;  // NOLINT(build/namespaces): this file is 
 // Host side: validation, dispatch, handlers
 // ---------------------------------------------------------------------------
 
-using cuda_ffi_util::CudaError;
 using cuda_ffi_util::Memset;
 using namespace ffi_checks;  // NOLINT(build/namespaces): the handlers are written in its vocabulary
 
@@ -97,10 +96,14 @@ ffi::Error Launch(const char* where, const Args& args, int64_t blocks, size_t sh
                   KernelFor&& kernel_for) {
   if (blocks > INT32_MAX) return ffi::Error::InvalidArgument(std::string(where) + ": problem too large");
   return DispatchK(args.lay.per_lane, [&](auto k) {
-    kernel_for(k)<<<static_cast<unsigned>(blocks), kThreads, shared, stream>>>(args);
-    return CudaError(where, "kernel launch");
+    return cuda_ffi_util::Launch(where, "kernel launch", kernel_for(k), dim3(static_cast<unsigned>(blocks)),
+                                 dim3(kThreads), shared, stream, args);
   });
 }
+
+// Override of the backward's history budget (bytes of scratch; default kHistoryBudgetBytes):
+// a smaller one makes fewer blocks stride over more work items.
+constexpr const char* kHistoryBytesEnv = "XLA_FFI_SCAN_CUDA_HISTORY_BYTES";
 
 constexpr const char* kFwdName = "selective_scan_fwd (CUDA)";
 constexpr const char* kBwdName = "selective_scan_bwd (CUDA)";
@@ -168,7 +171,10 @@ ffi::Error LaunchBwd(cudaStream_t stream, ffi::ScratchAllocator& scratch, BwdArg
   FFI_RETURN_IF_ERROR(Memset(kBwdName, "dDskip", args.dDskip, sizeof(float) * dims.dim, stream));
   FFI_RETURN_IF_ERROR(Memset(kBwdName, "ddelta_bias", args.ddelta_bias, sizeof(float) * dims.dim, stream));
   if (WorkItems(dims, args.lay) == 0 || dims.length == 0) return ffi::Error::Success();
-  const BwdGrid grid = MakeBwdGrid(dims, args.lay);
+  int64_t history_budget = 0;
+  FFI_RETURN_IF_ERROR(
+      cuda_ffi_util::EnvLimit(kBwdName, kHistoryBytesEnv, static_cast<int64_t>(kHistoryBudgetBytes), &history_budget));
+  const BwdGrid grid = MakeBwdGrid(dims, args.lay, static_cast<size_t>(history_budget));
   const size_t bytes = grid.slot_bytes * static_cast<size_t>(grid.blocks);
   std::optional<void*> history = scratch.Allocate(bytes, 256);
   if (!history.has_value()) {

@@ -184,7 +184,7 @@ __device__ __forceinline__ void ReverseChunk(const BwdArgs<T>& p, const BwdSmem&
 
 template <typename T, int K>
 __global__ void __launch_bounds__(kThreads) SelectiveScanBwdKernel(BwdArgs<T> p) {
-  extern __shared__ float smem[];
+  float* smem = cuda_device::DynamicShared();
   const Dims& dims = p.dims;
   const BlockShape bs = MakeBlockShape(p.lay, dims);
   const BwdSmem s = MakeBwdSmem(smem, bs);

@@ -121,11 +121,11 @@ struct BwdGrid {
   size_t slot_bytes;  // bytes per history slot
 };
 
-inline BwdGrid MakeBwdGrid(const Dims& dims, const Layout& lay) {
+inline BwdGrid MakeBwdGrid(const Dims& dims, const Layout& lay, size_t history_budget = kHistoryBudgetBytes) {
   BwdGrid grid;
   grid.hist_len = std::min(dims.chunk, dims.length);
   grid.slot_bytes = sizeof(float) * static_cast<size_t>(grid.hist_len) * lay.per_lane * kThreads;
-  const int64_t fit = grid.slot_bytes == 0 ? 1 : static_cast<int64_t>(kHistoryBudgetBytes / grid.slot_bytes);
+  const int64_t fit = grid.slot_bytes == 0 ? 1 : static_cast<int64_t>(history_budget / grid.slot_bytes);
   const int64_t max_blocks = std::max<int64_t>(1, fit);
   grid.blocks = std::min<int64_t>({WorkItems(dims, lay), max_blocks, INT32_MAX});
   return grid;

@@ -17,7 +17,7 @@ struct FwdArgs : ScanOperands<T> {
 
 template <typename T, int K>
 __global__ void __launch_bounds__(kThreads) SelectiveScanFwdKernel(FwdArgs<T> p) {
-  extern __shared__ float smem[];
+  float* smem = cuda_device::DynamicShared();
   const Dims& dims = p.dims;
   const auto [DC, TT, NP, CS, SS, N, dblocks, lane, dl] = MakeBlockShape(p.lay, dims);
   const int64_t b = blockIdx.x / dblocks;
