@@ -2,7 +2,9 @@
 
 Every experiment has one config tree. This module flattens it to ``{"model.hidden": 256}``
 for flags and overrides, rebuilds it from JSON with type checks, and never lets a
-non-JSON value (an array, a tensor) into a saved config.
+non-JSON value (an array, a tensor) into a saved config. A config class may list fields it no
+longer has in a ``RETIRED`` class attribute, so that folders saved before their removal still load
+while they hold the value that left the field unused, and fail with the reason where they do not.
 """
 
 from __future__ import annotations
@@ -22,6 +24,18 @@ from runkit.files import write_atomic
 T = TypeVar("T")
 
 _SCALARS = (bool, int, float, str)
+
+ANY = object()
+"""A ``RETIRED`` field's ``off`` value meaning every saved value is ignored (e.g. the settings of
+a removed option, unused unless the option was on)."""
+
+
+class Retired(typing.NamedTuple):
+    """A removed field of a config class (``RETIRED = {name: Retired(off, why)}`` on the class):
+    saved as ``off`` it is dropped on load; any other value raises ``ValueError`` with ``why``."""
+
+    off: Any
+    why: str
 
 
 @functools.cache
@@ -109,7 +123,14 @@ def _number(value: Any, kind: type, where: str) -> int | float:
 
 
 def from_dict(cls: type[T], data: Mapping[str, Any], *, where: str = "config") -> T:
-    """Build config ``cls`` from a (JSON-loaded) mapping; unknown keys are an error."""
+    """Build config ``cls`` from a (JSON-loaded) mapping; unknown keys are an error, retired ones
+    (``cls.RETIRED``) are dropped where they hold their ``off`` value and an error otherwise."""
+    retired: Mapping[str, Retired] = getattr(cls, "RETIRED", {})
+    for name in sorted(set(data) & set(retired)):
+        off, why = retired[name]
+        if off is not ANY and data[name] != off:
+            raise ValueError(f"{where}.{name}={data[name]!r}: this option was removed; {why}")
+    data = {k: v for k, v in data.items() if k not in retired}
     types_ = field_types(cls)
     unknown = set(data) - set(types_)
     if unknown:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -48,3 +49,21 @@ def test_flatten_and_override():
     cfg = config_tree.override(Outer(), {"inner.rate": 0.1, "seed": 5})
     assert config_tree.flatten(cfg) == {"seed": 5, "path": None, "inner.rate": 0.1,
                                         "inner.names": ("a",), "weights": {}}
+
+
+@dataclasses.dataclass(frozen=True)
+class Pruned:
+    """``Outer`` after losing a flag and a sub-config (as a saved run folder would still name them)."""
+
+    RETIRED: ClassVar[dict[str, config_tree.Retired]] = {
+        "fast": config_tree.Retired(False, "see the history"),
+        "extra": config_tree.Retired(config_tree.ANY, "unused")}
+    seed: int = 0
+
+
+def test_retired_fields_load_when_off_and_name_the_reason_when_on():
+    assert config_tree.from_dict(Pruned, {"seed": 2, "fast": False, "extra": {"rate": 9}}) == Pruned(seed=2)
+    with pytest.raises(ValueError, match=r"config\.fast=True: this option was removed; see the history"):
+        config_tree.from_dict(Pruned, {"fast": True})
+    with pytest.raises(ValueError, match="unknown keys"):
+        config_tree.from_dict(Pruned, {"slow": False})
