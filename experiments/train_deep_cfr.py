@@ -2,7 +2,6 @@
 
     python -m experiments.train_deep_cfr --game=kuhn --run_dir=runs/kuhn
     python -m experiments.train_deep_cfr --game=leduc --run_dir=runs/leduc --seed=1
-    python -m experiments.train_deep_cfr --preset=readme --run_dir=runs/readme
     python -m experiments.train_deep_cfr --preset=lostcities_small --sampling=outcome --opponent=league \
         --run_dir=runs/lcl
     python -m experiments.train_deep_cfr --preset=lostcities_micro --run_dir=runs/micro   # exploitability

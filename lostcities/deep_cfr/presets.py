@@ -49,8 +49,6 @@ GAMES: dict[str, dict[str, Any]] = {
 }
 
 NAMED: dict[str, dict[str, Any]] = {
-    # The README's main job: Leduc poker in about two minutes on a laptop CPU, no data needed.
-    "readme": {"game": "leduc", "iterations": 40, "traversals": 1500, "eval.every": 10},
     # Seconds-long smoke run (tests, notebooks).
     "smoke": {"game": "kuhn", "iterations": 4, "traversals": 200, "advantage.steps": 20,
               "strategy.steps": 50, "eval.every": 2, "checkpoint_every": 2},
