@@ -13,10 +13,11 @@ value given explicitly still wins. Invalid combinations raise ``ValueError`` fro
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from lostcities.deep_cfr.presets import PRESETS
 from runkit import config_tree
+from runkit.config_tree import Retired
 
 __all__ = ["NET_OPPONENTS", "RESUMABLE", "WIDTHS", "AdvantageConfig", "DeepCFRConfig", "EvalConfig",
            "StrategyConfig", "ValueConfig", "check_resumable", "history_depth", "keeps_league", "parse_walk",
@@ -56,7 +57,13 @@ class AdvantageConfig:
 
 @dataclasses.dataclass(frozen=True)
 class StrategyConfig:
-    """The average-strategy network and its reservoir buffer."""
+    """The average-strategy network and its reservoir buffer. Strategy rows are recorded at the
+    opponent's nodes, the rule every sampling scheme's estimator is derived for (traversal/)."""
+
+    RETIRED: ClassVar[dict[str, Retired]] = {
+        "record_at": Retired("opponent", "strategy rows are recorded at the opponent's nodes only (at the "
+                             "traverser's they were biased or needed unbounded weights: always rejected)"),
+    }
 
     hidden: tuple[int, ...] | None = None
     steps: int | None = None  # SGD steps each time the net is (re)fitted from scratch
@@ -64,7 +71,6 @@ class StrategyConfig:
     learning_rate: float = 1e-3
     schedule: Literal["constant", "cosine"] = "constant"
     capacity: int | None = None
-    record_at: Literal["opponent", "traverser"] = "opponent"  # where strategy samples are taken
     # Rows of iteration t weigh t^weight_power (1: linear averaging); higher leans the average
     # strategy towards the later iterations' strategies (against the current-strategy opponent,
     # the default, training never reads this net, so only the agent changes).
@@ -219,21 +225,6 @@ def resolve(cfg: DeepCFRConfig) -> DeepCFRConfig:
 def check(cfg: DeepCFRConfig) -> None:
     """Reject configs that would train something wrong; the messages say why."""
     sampling = cfg.sampling or PRESETS[cfg.game]["sampling"]
-    if cfg.strategy.record_at == "traverser":
-        if sampling in ("external", "chance"):
-            raise ValueError(
-                "strategy.record_at='traverser' is rejected under external sampling: the traverser "
-                "expands every action at its own nodes, so samples recorded there arrive at the "
-                "opponent's and chance's reach, not the player's own reach, and the average strategy "
-                "they train is biased. Strategy samples must be recorded at the opponent's nodes.")
-        if sampling == "probe":
-            raise ValueError(
-                "strategy.record_at='traverser' is rejected under probe sampling: its walks move the "
-                "traverser uniformly, not on its strategy, so samples there would not carry its own reach")
-        raise ValueError(
-            "strategy.record_at='traverser' is not supported under outcome sampling: it needs rows "
-            "weighted by pi_i / (q_i * pi_-i), unbounded as the opponent's reach shrinks; the "
-            "implemented rule records at the opponent's nodes with weight 1 / q_i (see traversal.py).")
     if cfg.advantage.table and cfg.game == "lostcities":
         raise ValueError("advantage.table indexes every observation of an enumerated game tree: "
                          "kuhn or leduc only")

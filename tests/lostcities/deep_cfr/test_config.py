@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from lostcities.deep_cfr.config import DeepCFRConfig, StrategyConfig, resolve
+from lostcities.deep_cfr.config import DeepCFRConfig, resolve
 from lostcities.deep_cfr.presets import PRESETS
 from runkit import config_tree
 
@@ -17,26 +17,23 @@ def test_game_defaults_fill_only_unset_fields():
     assert None not in config_tree.flatten(cfg).values()
 
 
-def test_strategy_samples_at_traverser_nodes_rejected_under_external_sampling(tmp_path):
-    with pytest.raises(ValueError, match="biased"):
-        DeepCFRConfig(sampling="external", strategy=StrategyConfig(record_at="traverser"))
-    # ... also when the config is read back from a run folder's config.json
+def test_a_saved_config_naming_a_removed_option_loads_while_it_is_off(tmp_path):
+    """A run folder's config.json from before an option's removal still loads where the option was
+    off, and fails naming the option where it was on."""
     data = config_tree.to_jsonable(DeepCFRConfig(game="kuhn"))
-    data["strategy"]["record_at"] = "traverser"
     path = tmp_path / "config.json"
+    data["strategy"]["record_at"] = "opponent"
     path.write_text(json.dumps(data))
-    with pytest.raises(ValueError, match="opponent's nodes"):
+    assert config_tree.load_json(DeepCFRConfig, path) == DeepCFRConfig(game="kuhn")
+    data["strategy"]["record_at"] = "traverser"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match=r"strategy\.record_at='traverser': this option was removed"):
         config_tree.load_json(DeepCFRConfig, path)
-    # ... and through a dotted override, as the launcher's flags apply it
-    with pytest.raises(ValueError, match="external sampling"):
-        config_tree.override(DeepCFRConfig(game="leduc"), {"strategy.record_at": "traverser"})
 
 
 def test_other_bad_combinations_are_rejected():
     with pytest.raises(ValueError, match="outcome"):
         DeepCFRConfig(game="lostcities", sampling="external")
-    with pytest.raises(ValueError, match="uniformly, not on its strategy"):
-        DeepCFRConfig(game="lostcities", sampling="probe", strategy=StrategyConfig(record_at="traverser"))
     with pytest.raises(ValueError, match="needs --sampling=outcome"):
         DeepCFRConfig(game="lostcities", sampling="probe", opponent="league")
     with pytest.raises(ValueError, match="exploration"):
