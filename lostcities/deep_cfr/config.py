@@ -17,10 +17,10 @@ from typing import Any, ClassVar, Literal
 
 from lostcities.deep_cfr.presets import PRESETS
 from runkit import config_tree
-from runkit.config_tree import Retired
+from runkit.config_tree import ANY, Retired
 
 __all__ = ["NET_OPPONENTS", "RESUMABLE", "WIDTHS", "AdvantageConfig", "DeepCFRConfig", "EvalConfig",
-           "StrategyConfig", "ValueConfig", "check_resumable", "history_depth", "keeps_league", "parse_walk",
+           "StrategyConfig", "check_resumable", "history_depth", "keeps_league", "parse_walk",
            "resolve"]
 
 Game = Literal["kuhn", "leduc", "lostcities"]
@@ -82,17 +82,6 @@ class StrategyConfig:
 
 
 @dataclasses.dataclass(frozen=True)
-class ValueConfig:
-    """History value networks (one per player, ``history_value``) and their ring buffers."""
-
-    hidden: tuple[int, ...] = (128, 128)
-    steps: int = 300  # Adam steps per player per iteration, warm-started from the last fit
-    batch_size: int = 1024
-    learning_rate: float = 1e-3
-    capacity: int = 65_536  # the latest rollout returns kept per player (~4 classic iterations)
-
-
-@dataclasses.dataclass(frozen=True)
 class EvalConfig:
     """Evaluation during training."""
 
@@ -105,9 +94,18 @@ class EvalConfig:
     opponents: tuple[str, ...] = ("random", "heuristic", "current", "average", "league")
 
 
+_KEPT = "; its figures are in docs/benchmark-history.md: check out 8f07a98 to run or load it"
+
+
 @dataclasses.dataclass(frozen=True)
 class DeepCFRConfig:
-    """One Deep CFR run (flags: ``--game``, ``--advantage.steps``, ...)."""
+    """One Deep CFR run (flags: ``--game``, ``--advantage.steps``, ...). ``RETIRED``: options tried,
+    measured level with the presets or worse, and removed (run folders saved with them off still load)."""
+
+    RETIRED: ClassVar[dict[str, Retired]] = {
+        "history_value": Retired(False, "history value nets (ESCHER): a worse agent (round 21)" + _KEPT),
+        "value": Retired(ANY, "the settings of history_value's nets"),
+    }
 
     game: Game = "kuhn"
     variant: str = ""  # Lost Cities variant name (classic, six_colour, reduced, ...); "" = game default
@@ -146,15 +144,11 @@ class DeepCFRConfig:
     reshuffle: bool = False
     symmetry: bool = False  # Lost Cities: fit both nets on rows under random colour renamings
     colour_features: bool = False  # Lost Cities: the nets also read per-colour summaries of the observation
-    # Probe sampling on Lost Cities: every legal action at the kept node valued by a history value
-    # net (ESCHER) fitted to the probes' rollout returns, instead of by the rollouts themselves.
-    history_value: bool = False
     checkpoint_every: int | None = None
     keep_checkpoints: int = 2
     progress: bool = True
     advantage: AdvantageConfig = AdvantageConfig()
     strategy: StrategyConfig = StrategyConfig()
-    value: ValueConfig = ValueConfig()
     eval: EvalConfig = EvalConfig()
 
     def __post_init__(self) -> None:
@@ -247,18 +241,14 @@ def check(cfg: DeepCFRConfig) -> None:
     for field, (name, plain) in probe_bots.items():
         if name != plain[0] and (sampling != "probe" or cfg.game != "lostcities"):
             raise ValueError(f"{field}={name!r} needs --game=lostcities --sampling=probe")
-    if cfg.opponent_bot and (sampling != "probe" or cfg.game != "lostcities" or cfg.rollout != "sigma"
-                             or cfg.history_value):
+    if cfg.opponent_bot and (sampling != "probe" or cfg.game != "lostcities" or cfg.rollout != "sigma"):
         raise ValueError(f"opponent_bot={cfg.opponent_bot!r} needs --game=lostcities --sampling=probe with "
-                         "sigma rollouts and no history_value (its bot plays only the opponent's side)")
+                         "sigma rollouts (its bot plays only the opponent's side)")
     if cfg.reshuffle and (sampling != "probe" or cfg.game != "lostcities"):
         raise ValueError("reshuffle needs --game=lostcities --sampling=probe: it reshuffles the draw pile "
                          "under the probes")
     if not 0.0 <= cfg.opponent_bot_share <= 1.0:
         raise ValueError(f"opponent_bot_share must be in [0, 1], got {cfg.opponent_bot_share}")
-    if cfg.history_value and (sampling != "probe" or cfg.game != "lostcities" or cfg.rollout != "sigma"):
-        raise ValueError("history_value needs --game=lostcities --sampling=probe with sigma rollouts: "
-                         "its value nets learn the current strategies' returns from the probes' rollouts")
     if not 0.0 < cfg.walk_uniform <= 1.0:
         raise ValueError(f"walk_uniform must be in (0, 1] (every action needs mass), got {cfg.walk_uniform}")
     if not 0.0 <= cfg.walk_bot_share <= 1.0:

@@ -2,8 +2,7 @@
 
 Advantage nets regress the sampled regrets over the legal actions; the average-strategy net's
 outputs go through a softmax restricted to the legal actions and regress the stored
-strategies; history value nets regress rollout returns (one output, mask and target of width 1).
-Both losses weight each row by its ``weight`` (the iteration ``t`` for linear CFR,
+strategies. Both losses weight each row by its ``weight`` (the iteration ``t`` for linear CFR,
 times an importance weight under outcome sampling), normalised by the batch's total weight.
 A step whose loss or gradients are not finite (possible with bfloat16 compute) is skipped and
 counted instead of applied. The learning rate is constant or decays to zero over the fit's steps
@@ -32,7 +31,7 @@ class FitSpec:
     """Static settings of one fit (hashable)."""
 
     net: NetSpec
-    kind: Literal["advantage", "strategy", "value"]
+    kind: Literal["advantage", "strategy"]
     steps: int
     batch_size: int
     learning_rate: float = 1e-3
@@ -54,14 +53,12 @@ def weighted_loss(spec: FitSpec, params: Any, batch: dict[str, jax.Array]) -> ja
     return (w * err).sum() / jnp.maximum(w.sum(), 1e-12)
 
 
-def symmetric_batch(symmetry: Any, batch: dict[str, jax.Array], key: jax.Array,
-                    per_action: bool = True) -> dict[str, jax.Array]:
-    """``batch`` with each row renamed by a symmetry of ``symmetry.symmetries()`` drawn uniformly
-    (its mask and target too where ``per_action``; a value's are one number, unchanged)."""
+def symmetric_batch(symmetry: Any, batch: dict[str, jax.Array], key: jax.Array) -> dict[str, jax.Array]:
+    """``batch`` with each row (observation, mask and target) renamed by a symmetry of
+    ``symmetry.symmetries()`` drawn uniformly."""
     obs_index, action_index = (jnp.asarray(x) for x in symmetry.symmetries())
     pick = jax.random.randint(key, (batch["obs"].shape[0],), 0, obs_index.shape[0])
-    fields = ("mask", "target") if per_action else ()
-    by_action = {k: jnp.take_along_axis(batch[k], action_index[pick], axis=1) for k in fields}
+    by_action = {k: jnp.take_along_axis(batch[k], action_index[pick], axis=1) for k in ("mask", "target")}
     return {**batch, "obs": jnp.take_along_axis(batch["obs"], obs_index[pick], axis=1), **by_action}
 
 
@@ -85,7 +82,7 @@ def fit(spec: FitSpec, params: Any, buffer: Reservoir, key: jax.Array) -> tuple[
         batch = reservoir_sample(buffer, k_batch, spec.batch_size)
         if spec.symmetry is not None:
             k_sym = jax.random.fold_in(k_batch, 1)
-            batch = symmetric_batch(spec.symmetry, batch, k_sym, per_action=spec.kind != "value")
+            batch = symmetric_batch(spec.symmetry, batch, k_sym)
         loss, grads = grad_fn(params, batch)
         updates, new_opt = opt.update(grads, opt_state, params)
         new_params = optax.apply_updates(params, updates)

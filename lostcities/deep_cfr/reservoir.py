@@ -8,9 +8,6 @@ When several rows of one batch pick the same slot the latest row wins, exactly a
 insertion would do. Every field of a row is written with the same slot index and every sample
 gathers all fields with one index vector, so rows can never be mis-aligned.
 
-:func:`ring_add` fills the same buffer as a ring instead (row ``n`` to slot ``n mod capacity``):
-it holds the latest rows only, for targets that go stale as the policy changes (history values).
-
 :func:`weighted_reservoir_add` keeps rows with probability rising with their ``weight`` instead
 (priority sampling, Duffield, Lund and Thorup 2007): each row gets the priority ``weight / u``, ``u``
 uniform, the buffer holds the ``capacity`` largest priorities ever offered, and ``threshold`` is
@@ -29,7 +26,7 @@ import jax.numpy as jnp
 from flax import struct
 
 __all__ = ["Reservoir", "WeightedReservoir", "reservoir_add", "reservoir_init", "reservoir_sample",
-           "reservoir_size", "ring_add", "weighted_reservoir_add", "weighted_reservoir_init"]
+           "reservoir_size", "weighted_reservoir_add", "weighted_reservoir_init"]
 
 
 @struct.dataclass
@@ -112,13 +109,6 @@ def weighted_reservoir_add(buf: WeightedReservoir, rows: Mapping[str, jax.Array]
                          jnp.where(replace, buf.data["priority"][weakest], -jnp.inf).max())
     return WeightedReservoir(data=data, seen=buf.seen + valid.sum(dtype=jnp.int32),
                              threshold=jnp.maximum(buf.threshold, let_go))
-
-
-def ring_add(buf: Reservoir, rows: Mapping[str, jax.Array], valid: jax.Array) -> Reservoir:
-    """Offer a batch as :func:`reservoir_add` does, but into ring slots: the oldest rows give way."""
-    valid = valid.astype(bool)
-    arrival = buf.seen + jnp.cumsum(valid.astype(jnp.int32)) - 1
-    return _write(buf, rows, valid, arrival, arrival % buf.capacity)
 
 
 def _write(buf: Reservoir, rows: Mapping[str, jax.Array], valid: jax.Array, arrival: jax.Array,

@@ -29,7 +29,6 @@ from lostcities.deep_cfr.reservoir import (
     WeightedReservoir,
     reservoir_add,
     reservoir_init,
-    ring_add,
     weighted_reservoir_add,
     weighted_reservoir_init,
 )
@@ -45,7 +44,7 @@ from lostcities.deep_cfr.traversal import (
 from lostcities.game.api import Game
 from runkit import config_tree
 
-__all__ = ["Solver", "SolverState", "ValueSolverState", "make_solver", "traversal_rows", "walk_settings"]
+__all__ = ["Solver", "SolverState", "make_solver", "traversal_rows", "walk_settings"]
 
 
 @struct.dataclass
@@ -73,15 +72,6 @@ class SolverState:
     occupancy: jax.Array
 
 
-@struct.dataclass
-class ValueSolverState(SolverState):
-    """A ``history_value`` run's state: also both players' history value params and ring buffers of
-    rollout returns, stacked ``[2, ...]`` (a subclass, so other runs' checkpoints keep their layout)."""
-
-    value: Any
-    value_buf: Reservoir
-
-
 @dataclasses.dataclass(frozen=True)
 class Solver:
     """Static description of one Deep CFR run (built from a resolved config by :func:`make_solver`)."""
@@ -93,7 +83,6 @@ class Solver:
     traversal: TraversalSpec
     adv_fit: FitSpec
     strat_fit: FitSpec
-    value_fit: FitSpec | None = None  # history value nets (``history_value``)
 
     @property
     def keeps_league(self) -> bool:
@@ -136,18 +125,11 @@ class Solver:
         adv = _stack([self.adv_net.init(self.key(0, p)) for p in range(2)])
         strat_init = weighted_reservoir_init if cfg.strategy.reservoir == "weighted" else reservoir_init
         history = jax.tree.map(lambda a: jnp.zeros((self.history_depth, *a.shape), a.dtype), adv)
-        state = SolverState(
+        return SolverState(
             adv=adv, strat=self.strat_net.init(self.key(0, 2)),
             adv_buf=_stack([reservoir_init(cfg.advantage.capacity, spec) for _ in range(2)]),
             strat_buf=strat_init(cfg.strategy.capacity, spec), history=history,
             iteration=jnp.int32(0), occupancy=jnp.zeros(g.max_decisions + 1, jnp.float32))
-        if self.value_fit is None:
-            return state
-        one = {**spec, "mask": ((1,), jnp.bool_), "target": ((1,), jnp.float32)}
-        return ValueSolverState(
-            **{f.name: getattr(state, f.name) for f in dataclasses.fields(SolverState)},
-            value=_stack([self.value_fit.net.init(self.key(0, 3 + p)) for p in range(2)]),
-            value_buf=_stack([reservoir_init(cfg.value.capacity, one) for _ in range(2)]))
 
     def num_chunks(self) -> int:
         return -(-self.cfg.traversals // self.cfg.chunk)
@@ -157,9 +139,6 @@ class Solver:
         t = int(state.iteration) + 1
         stats: dict[str, float] = {}
         for p in range(2):
-            if self.value_fit is not None and t > 1:  # on the rollouts of the iterations before
-                state, fs = _fit_value(self, state, self.key(t, p, 30_000), jnp.int32(p))
-                stats[f"value_loss_{p}"] = float(fs["loss"])
             nodes = 0
             for c in range(self.num_chunks()):
                 n = min(self.cfg.chunk, self.cfg.traversals - c * self.cfg.chunk)
@@ -233,18 +212,13 @@ def make_solver(cfg: DeepCFRConfig, game: Game) -> Solver:
                          opponent_bot_share=cfg.opponent_bot_share if cfg.opponent_bot else 0.0,
                          reshuffle=cfg.reshuffle,
                          record_current=cfg.opponent != "current")
-    a, s, v = cfg.advantage, cfg.strategy, cfg.value
+    a, s = cfg.advantage, cfg.strategy
     sym = game if cfg.symmetry else None
-    value_fit = None
-    if cfg.history_value:
-        value_net = NetSpec(game.observation_size, 1, v.hidden, cfg.bf16, features)
-        trav = dataclasses.replace(trav, value_net=value_net)
-        value_fit = FitSpec(value_net, "value", v.steps, v.batch_size, v.learning_rate, symmetry=sym)
     return Solver(cfg, game, adv_net, strat_net, trav,
                   FitSpec(adv_net, "advantage", a.steps, a.batch_size, a.learning_rate, schedule=a.schedule,
                           symmetry=sym),
                   FitSpec(strat_net, "strategy", s.steps, s.batch_size, s.learning_rate, schedule=s.schedule,
-                          symmetry=sym), value_fit)
+                          symmetry=sym))
 
 
 def walk_settings(walk: str, walk_uniform: float, walk_bot_share: float, game: Game) -> dict[str, Any]:
@@ -292,8 +266,6 @@ def traversal_rows(solver: Solver, state: SolverState, key: jax.Array, opponent_
     """``n`` traversals of player ``p`` at iteration ``t`` under the run's sampling scheme and opponent:
     (advantage rows, strategy rows, stats), not stored (jittable; ``n`` and ``pool`` static)."""
     params = (_row(state.adv, p), _opponent_params(solver, state, p, opponent_key), _row(state.adv, 1 - p))
-    if solver.value_fit is not None:
-        params = (*params, _row(state.value, p))
     if solver.cfg.sampling == "outcome":
         adv, strat, stats = outcome_sampling(solver.traversal, params, key, p, t, n)
     elif solver.cfg.sampling == "probe":
@@ -326,13 +298,7 @@ def _traverse_store(solver: Solver, state: SolverState, key: jax.Array, p: jax.A
     strat_add = weighted_reservoir_add if isinstance(state.strat_buf, WeightedReservoir) else reservoir_add
     strat_buf = strat_add(state.strat_buf, {k: strat[k] for k in ("obs", "mask", "target", "weight")},
                           strat["valid"], k_strat)
-    state = state.replace(adv_buf=_set_row(state.adv_buf, p, buf), strat_buf=strat_buf)
-    if "value_rows" in stats:
-        value = stats.pop("value_rows")
-        ring = ring_add(_row(state.value_buf, p), {k: value[k] for k in state.value_buf.data},
-                        value["valid"] & kept)
-        state = state.replace(value_buf=_set_row(state.value_buf, p, ring))
-    return state, stats
+    return state.replace(adv_buf=_set_row(state.adv_buf, p, buf), strat_buf=strat_buf), stats
 
 
 @functools.partial(jax.jit, static_argnums=(0,), donate_argnums=(1,))
@@ -347,13 +313,6 @@ def _fit_advantage(solver: Solver, state: SolverState, key: jax.Array, p: jax.Ar
         buf = merged_reservoir(buf)
     params, stats = fit(solver.adv_fit, start, buf, k_fit)
     return state.replace(adv=_set_row(state.adv, p, params)), stats
-
-
-@functools.partial(jax.jit, static_argnums=(0,), donate_argnums=(1,))
-def _fit_value(solver: Solver, state: SolverState, key: jax.Array, p: jax.Array):
-    """Player ``p``'s history value net, warm-started, on its ring of recent rollout returns."""
-    params, stats = fit(solver.value_fit, _row(state.value, p), _row(state.value_buf, p), key)
-    return state.replace(value=_set_row(state.value, p, params)), stats
 
 
 @functools.partial(jax.jit, static_argnums=(0,), donate_argnums=(1,))

@@ -31,8 +31,7 @@ from lostcities.game.api import Game, Policy
 __all__ = ["Params", "TraversalSpec", "chunked_strategies", "node_strategy", "opponent_strategy",
            "recorded_strategy", "regret_strategy"]
 
-Params = tuple  # (traverser's advantage net, opponent's behaviour net, opponent's current advantage net,
-#                 traverser's history value net (probe sampling with ``value_net``))
+Params = tuple  # (traverser's advantage net, opponent's behaviour net, opponent's current advantage net)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,9 +56,6 @@ class TraversalSpec:
     opponent_bot: Policy | None = None  # probe sampling: the opponent (walk and rollouts) plays this bot...
     opponent_bot_share: float = 0.0  # ...in this share of the traversals (drawn per traversal)
     reshuffle: bool = False  # probe sampling (Lost Cities): each probe of the kept node on its own deck order
-    # Probe sampling: a history value net (``params[3]``) values every legal action at the kept node;
-    # the rollouts then only give its training rows (``stats["value_rows"]``).
-    value_net: NetSpec | None = None
     # Outcome sampling against a non-current opponent (average net, league): strategy rows record the
     # opponent's current regret-matching strategy (``params[2]``), importance-weighted for its behaviour.
     record_current: bool = False

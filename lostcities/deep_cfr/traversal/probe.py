@@ -61,15 +61,6 @@ from sigma restricted to the legal actions outside ``S``, stands for them in the
 row's mask is ``S``: every legal action gets a target with the same probability whatever its
 value, so the regression's per-action minimiser is unchanged, and a traversal rolls out ``k + 1``
 games instead of up to ``max_legal_actions`` (16 in classic): more information sets per second.
-
-History values (``spec.value_net``, ESCHER's estimator): every legal action ``a`` at ``h`` is
-valued by a net ``V(ha)`` of the traverser's history view of ``h a`` (its observation with the
-opponent's hand revealed; terminal children by their returns), fitted to earlier rollout returns
-under sigma, and the row's regret is ``V(ha) - sum_b sigma(b) V(hb)`` over all legal actions. The
-rollouts still run, as above, but only to give the net its rows: (the history view of ``h a``,
-its rollout return) per rolled-out lane, returned in ``stats["value_rows"]``. The net averages
-the hidden deck order and the rollout's own draws over many rows, where a rollout's single
-return carries them whole; its fitting error is the price.
 """
 
 from __future__ import annotations
@@ -276,27 +267,10 @@ def _walk(spec: TraversalSpec, params: Params, k_init: jax.Array, k_walk: jax.Ar
     return ends, held, count, rec
 
 
-def _history_values(spec: TraversalSpec, value_params, held, mask: jax.Array, traverser) -> jax.Array:
-    """``[n, num_actions]``: the value net's ``V(ha)`` for the traverser at every legal action ``a``
-    of each kept node ``h`` (exact returns where ``h a`` ends the game), 0 elsewhere."""
-    game = spec.game
-    n, lanes = mask.shape[0], game.max_legal_actions
-    actions = jnp.argsort(~mask, axis=-1, stable=True)[:, :lanes].astype(jnp.int32)  # legal ones first
-    children = jax.vmap(game.step)(repeat_slots(held, lanes), actions.reshape(-1),
-                                   jax.random.split(jax.random.key(0), n * lanes))  # step draws nothing
-    view = jax.vmap(game.history_observation)(children, jnp.full(n * lanes, traverser))
-    estimate = spec.value_net.apply(value_params, view)[:, 0]
-    exact = jax.vmap(game.returns)(children)[:, traverser]
-    value = jnp.where(jax.vmap(game.terminal)(children), exact, estimate).reshape(n, lanes)
-    legal = jnp.take_along_axis(mask, actions, axis=-1)
-    return jnp.zeros(mask.shape).at[jnp.arange(n)[:, None], actions].add(jnp.where(legal, value, 0.0))
-
-
 def probe_sampling(spec: TraversalSpec, params: Params, key: jax.Array, traverser: int | jax.Array,
                    iteration: jax.Array, num_traversals: int) -> tuple[dict, dict, dict]:
     """``num_traversals`` probe-sampling traversals (module docstring); (advantage rows, strategy
-    rows, stats). Rows: one advantage row per traversal, a strategy row per opponent node walked;
-    with ``spec.value_net``, ``stats["value_rows"]``: one value row per rolled-out legal lane."""
+    rows, stats). Rows: one advantage row per traversal, a strategy row per opponent node walked."""
     game = spec.game
     n, lanes, m = num_traversals, game.max_legal_actions, spec.probes
     k_init, k_walk, k_probe = jax.random.split(key, 3)
@@ -328,9 +302,6 @@ def probe_sampling(spec: TraversalSpec, params: Params, key: jax.Array, traverse
         starts = jax.vmap(game.reshuffle_deck)(starts, jax.random.split(jax.random.fold_in(key, 9), n * m))
     probes = jax.vmap(game.step)(repeat_slots(starts, lanes), first_action,
                                  repeat_slots(jax.random.split(k_first, n * m), lanes))
-    if spec.value_net is not None:  # the children's history views, one per lane (every probe's is the same)
-        views = jax.vmap(game.history_observation)(probes, jnp.full(n * m * lanes, traverser))
-        views = views.reshape(n, m, lanes, -1)[:, 0]
     acting = jax.vmap(game.current_player)(probes).reshape(n, m * lanes)[:, 0]
     order = jnp.argsort(acting != traverser, stable=True)
     probes = shard_games(take(probes, (order[:, None] * (m * lanes) + jnp.arange(m * lanes)).reshape(-1)))
@@ -345,20 +316,13 @@ def probe_sampling(spec: TraversalSpec, params: Params, key: jax.Array, traverse
     value = value.reshape(n, m, lanes).mean(1)
     value = jnp.zeros_like(value).at[order].set(value)  # back in traversal order
     value = jnp.where(lane_ok, value, 0.0)
-    if spec.value_net is None:
-        regret, targeted = _rollout_regrets(spec, sigma, mask, actions, value, lane_ok, rest)
-    else:
-        net_value = _history_values(spec, params[3], held, mask, traverser)
-        regret = jnp.where(mask, net_value - (sigma * net_value).sum(-1, keepdims=True), 0.0)
-        targeted = mask
+    regret, targeted = _rollout_regrets(spec, sigma, mask, actions, value, lane_ok, rest)
     t = jnp.asarray(iteration, jnp.float32)
     adv = rows(obs, targeted, regret, t * count, count > 0)
     strat = rows(rec["obs"], rec["mask"], rec["sigma"], jnp.full(rec["opp"].shape, t), rec["opp"])
     crowded = 0 if spec.sampled_actions else (mask.sum(-1) > lanes).sum()
     stats = {"nodes": count.sum() + rec["opp"].sum() + probe_nodes + (count > 0).sum(),
              "overflow": left + crowded, "terminal": jax.vmap(game.terminal)(ends).all() & (left == 0)}
-    if spec.value_net is not None:
-        stats["value_rows"] = rows(views, lane_ok[..., None], value[..., None], jnp.ones(n * lanes), lane_ok)
     return adv, strat, stats
 
 

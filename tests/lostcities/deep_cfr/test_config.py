@@ -54,11 +54,6 @@ def test_other_bad_combinations_are_rejected():
         DeepCFRConfig(game="lostcities", sampling="outcome", rollout="heuristic")
     with pytest.raises(ValueError, match="sigma or a bot"):
         DeepCFRConfig(game="lostcities", sampling="probe", rollout="uniform")
-    for bad in ({"game": "kuhn", "sampling": "probe"}, {"game": "lostcities", "sampling": "outcome"},
-                {"game": "lostcities", "sampling": "probe", "rollout": "heuristic"}):
-        with pytest.raises(ValueError, match="history_value needs"):
-            DeepCFRConfig(history_value=True, **bad)
-    DeepCFRConfig(game="lostcities", sampling="probe", history_value=True)
 
 
 def test_reinit_and_schedule_come_from_the_game_row_unless_given():
@@ -76,3 +71,11 @@ def test_unresolved_config_is_rejected_by_the_solver():
 
     with pytest.raises(ValueError, match=r"resolve"):
         make_solver(DeepCFRConfig(game="kuhn"), make_game("kuhn"))
+
+
+def test_the_shipped_agents_config_loads():
+    """The shipped agent's config.json (saved before options were removed) reads back as a config."""
+    from lostcities.agents.pretrained import PRETRAINED_DIR
+
+    cfg = config_tree.load_json(DeepCFRConfig, PRETRAINED_DIR / "config.json")
+    assert (cfg.variant, cfg.walk, cfg.strategy.weight_power, cfg.iterations) == ("classic", "sigma", 4.0, 70)

@@ -10,7 +10,6 @@ from lostcities.deep_cfr.reservoir import (
     reservoir_init,
     reservoir_sample,
     reservoir_size,
-    ring_add,
 )
 
 SPEC = {"obs": ((3,), jnp.float32), "target": ((2,), jnp.float32), "weight": ((), jnp.float32),
@@ -69,22 +68,6 @@ def test_reservoir_is_uniform_over_arrivals():
     assert abs(kept.mean() - (n - 1) / 2) < 4 * np.sqrt(n**2 / 12 / len(kept))
     first_half = (kept < n / 2).mean()
     assert abs(first_half - 0.5) < 4 * np.sqrt(0.25 / len(kept))
-
-
-def test_ring_keeps_the_latest_valid_rows_in_arrival_slots():
-    # A Python ring as the reference: valid row number j goes to slot j mod capacity.
-    buf, ref, arrivals = reservoir_init(16, SPEC), np.zeros(16), 0
-    add = jax.jit(ring_add)
-    for b, size in enumerate((5, 23, 9, 40)):  # one batch longer than the ring: its latest rows win
-        ids = jnp.arange(100 * b, 100 * b + size)
-        valid = ids % 3 != 1
-        buf = add(buf, rows_for(ids), valid)
-        for i in np.asarray(ids)[np.asarray(valid)]:
-            ref[arrivals % 16] = i
-            arrivals += 1
-    np.testing.assert_array_equal(np.asarray(buf.data["weight"]), ref)
-    assert_aligned(buf.data)
-    assert int(buf.seen) == arrivals and int(reservoir_size(buf)) == 16
 
 
 def test_wrong_fields_are_rejected():

@@ -61,21 +61,13 @@ def _final_params(run_dir):
     return restored.state
 
 
-# Lost Cities' micro variant with history value nets: their params and ring buffers resume too.
-HISTORY_VALUE = ("--game=lostcities", "--variant=micro", "--history_value=true", "--traversals=128",
-                 "--chunk=128", "--advantage.capacity=4096", "--strategy.capacity=8192",
-                 "--value.capacity=1024", "--value.steps=20", "--eval.every=6", "--eval.games=20",
-                 "--eval.opponents=random")
-
-
 # A weighted strategy reservoir small enough to let rows go: its priorities and threshold resume too.
 WEIGHTED = ("--strategy.reservoir=weighted", "--strategy.weight_power=4", "--strategy.capacity=300")
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("sampling, extra", [("external", ()), ("probe", ()), ("probe", HISTORY_VALUE),
-                                             ("outcome", WEIGHTED)],
-                         ids=["external", "probe", "history_value", "weighted_reservoir"])
+@pytest.mark.parametrize("sampling, extra", [("external", ()), ("probe", ()), ("outcome", WEIGHTED)],
+                         ids=["external", "probe", "weighted_reservoir"])
 def test_sigkilled_run_resumes_to_identical_parameters(tmp_path, sampling, extra):
     env = {**os.environ, "PYTHONPATH": str(REPO), "JAX_PLATFORMS": "cpu"}
     full, killed = tmp_path / "full", tmp_path / "killed"
