@@ -91,9 +91,12 @@ function scoreTable(board, variant, names) {
   return t;
 }
 
-async function fillPlayers(datalistId) {
+// The player-name suggestions (#player-names) and the variants (#variant, classic chosen).
+async function fillPlayersAndVariants() {
   const info = await api("GET", "/api/info");
-  const list = document.getElementById(datalistId);
+  const list = document.getElementById("player-names");
   for (const name of [...info.players, ...info.runs]) list.append(el("option", { value: name }));
-  return info;
+  const select = document.getElementById("variant");
+  for (const name of info.variants) select.append(el("option", { value: name, text: name }));
+  select.value = "classic";
 }

@@ -137,10 +137,7 @@ document.getElementById("load-log").addEventListener("change", async (e) => {
 
 (async () => {
   try {
-    const info = await fillPlayers("player-names");
-    const select = document.getElementById("variant");
-    for (const name of info.variants) select.append(el("option", { value: name, text: name }));
-    select.value = "classic";
+    await fillPlayersAndVariants();
     const opponent = new URLSearchParams(location.search).get("opponent");
     if (opponent) document.getElementById("opponent").value = opponent;
     setStatus("Pick an opponent and press New game");

@@ -98,10 +98,7 @@ document.getElementById("autoplay").addEventListener("click", () => {
 
 (async () => {
   try {
-    const info = await fillPlayers("player-names");
-    const select = document.getElementById("variant");
-    for (const name of info.variants) select.append(el("option", { value: name, text: name }));
-    select.value = "classic";
+    await fillPlayersAndVariants();
     setStatus("Pick two players and press Start");
   } catch (err) { setStatus(err.message, "error"); }
 })();
