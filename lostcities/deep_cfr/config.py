@@ -105,6 +105,8 @@ class DeepCFRConfig:
     RETIRED: ClassVar[dict[str, Retired]] = {
         "history_value": Retired(False, "history value nets (ESCHER): a worse agent (round 21)" + _KEPT),
         "value": Retired(ANY, "the settings of history_value's nets"),
+        "opponent_bot": Retired("", "regrets against a bot in some traversals: level (round 24)" + _KEPT),
+        "opponent_bot_share": Retired(ANY, "opponent_bot's share of the traversals"),
     }
 
     game: Game = "kuhn"
@@ -135,10 +137,6 @@ class DeepCFRConfig:
     # Probe sampling on Lost Cities: who plays the probes' rollouts, both sides: "sigma" (the current
     # strategies, CFR's estimator) or a bot (its action values: policy improvement over the bot).
     rollout: str = "sigma"
-    # Probe sampling on Lost Cities: in an opponent_bot_share of the traversals the opponent (walk and
-    # rollouts) plays this bot, not its current strategy: regrets against that mixture (exploitative).
-    opponent_bot: str = ""
-    opponent_bot_share: float = 0.5
     # Probe sampling on Lost Cities: each of the probes rollouts starts on its own reshuffle of the
     # draw pile (unbiased: the pile's order is unseen chance), averaging the deck order out of a row.
     reshuffle: bool = False
@@ -241,14 +239,9 @@ def check(cfg: DeepCFRConfig) -> None:
     for field, (name, plain) in probe_bots.items():
         if name != plain[0] and (sampling != "probe" or cfg.game != "lostcities"):
             raise ValueError(f"{field}={name!r} needs --game=lostcities --sampling=probe")
-    if cfg.opponent_bot and (sampling != "probe" or cfg.game != "lostcities" or cfg.rollout != "sigma"):
-        raise ValueError(f"opponent_bot={cfg.opponent_bot!r} needs --game=lostcities --sampling=probe with "
-                         "sigma rollouts (its bot plays only the opponent's side)")
     if cfg.reshuffle and (sampling != "probe" or cfg.game != "lostcities"):
         raise ValueError("reshuffle needs --game=lostcities --sampling=probe: it reshuffles the draw pile "
                          "under the probes")
-    if not 0.0 <= cfg.opponent_bot_share <= 1.0:
-        raise ValueError(f"opponent_bot_share must be in [0, 1], got {cfg.opponent_bot_share}")
     if not 0.0 < cfg.walk_uniform <= 1.0:
         raise ValueError(f"walk_uniform must be in (0, 1] (every action needs mass), got {cfg.walk_uniform}")
     if not 0.0 <= cfg.walk_bot_share <= 1.0:
@@ -270,8 +263,6 @@ def check(cfg: DeepCFRConfig) -> None:
             if bot and bot not in BOTS:
                 walk_mix = ", sigma+BOT" if field == "walk" else ""
                 raise ValueError(f"{field}={name!r}: {', '.join(plain)}{walk_mix} or a bot {sorted(BOTS)}")
-        if cfg.opponent_bot and cfg.opponent_bot not in BOTS:
-            raise ValueError(f"opponent_bot={cfg.opponent_bot!r}: a bot {sorted(BOTS)}")
     if not 0.0 < cfg.exploration <= 1.0:
         raise ValueError(f"exploration must be in (0, 1], got {cfg.exploration}")
     for name, value in config_tree.flatten(cfg).items():

@@ -53,8 +53,6 @@ class TraversalSpec:
     walk_sigma: bool = False  # probe sampling: the traverser walks its current strategy, not a bot...
     walk_bot_share: float = 0.0  # ...except at this share of those nodes, where ``walk_bot`` plays
     rollout_bot: Policy | None = None  # probe sampling: both sides of the probes' rollouts play this bot
-    opponent_bot: Policy | None = None  # probe sampling: the opponent (walk and rollouts) plays this bot...
-    opponent_bot_share: float = 0.0  # ...in this share of the traversals (drawn per traversal)
     reshuffle: bool = False  # probe sampling (Lost Cities): each probe of the kept node on its own deck order
     # Outcome sampling against a non-current opponent (average net, league): strategy rows record the
     # opponent's current regret-matching strategy (``params[2]``), importance-weighted for its behaviour.

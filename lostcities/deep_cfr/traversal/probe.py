@@ -47,13 +47,6 @@ one probe on the same order. The pile's order is chance's and unseen by both pla
 reshuffle is another history of the same information sets with the same reach, and ``v(ha)``
 stays unbiased; their mean averages the deck order out of the row as well as the rollouts' draws.
 
-Bot opponents (``spec.opponent_bot``): at a ``spec.opponent_bot_share`` of traversals, drawn
-per traversal, the opponent plays the bot instead of sigma, in the walk and in the rollouts (the
-traverser's own rollout moves stay on sigma). Those traversals' regrets are counterfactual regrets
-against the bot, so the stored sums estimate ``q r_bot(I, a) + (1 - q) r_sigma(I, a)``: regret
-matching then answers a mixture of the bot and the current strategy (exploitative, not CFR's
-equilibrium). Their opponent nodes store no strategy rows: the bot, not sigma, reached them.
-
 Action sampling (``spec.sampled_actions = k``): instead of every legal action, ``k`` drawn
 uniformly without replacement (the set ``S``) get regrets, and one more rollout, of ``b`` drawn
 from sigma restricted to the legal actions outside ``S``, stands for them in the baseline:
@@ -113,10 +106,10 @@ def _stage_sizes(size: int) -> list[int]:
 
 
 def _rollouts(spec: TraversalSpec, params: Params, states, traverser: int | jax.Array, key: jax.Array,
-              draw: jax.Array, num_draws: int, counted: jax.Array, chunk: int, bot_slot: jax.Array | None):
+              draw: jax.Array, num_draws: int, counted: jax.Array, chunk: int):
     """Every counted slot of ``states`` rolled out to the end with both players on sigma (or
-    ``spec.rollout_bot``), the opponent on ``spec.opponent_bot`` at the ``bot_slot`` slots: (the
-    traverser's return per slot, decision nodes visited, counted slots still unfinished).
+    ``spec.rollout_bot``): (the traverser's return per slot, decision nodes visited, counted slots
+    still unfinished).
 
     Slot ``i`` takes the ``draw[i]``-th row of each step's draws (common random numbers). Rollouts
     end at very different depths, so whenever at most half of the batch is still live the live
@@ -141,7 +134,7 @@ def _rollouts(spec: TraversalSpec, params: Params, states, traverser: int | jax.
 
         sub = math.gcd(size, chunk)  # net chunks that tile this stage's batch
 
-        def rollout(carry, sub=sub, bot_slot=bot_slot):
+        def rollout(carry, sub=sub):
             depth, states, counted, draw, nodes = carry
             k_g, k_c = jax.random.split(jax.random.fold_in(key, depth))
             if spec.rollout_bot is None:
@@ -149,10 +142,6 @@ def _rollouts(spec: TraversalSpec, params: Params, states, traverser: int | jax.
                 a = jnp.argmax(log_probs(s) + jax.random.gumbel(k_g, (num_draws, num_a))[draw], axis=-1)
             else:
                 a = _bot_actions(spec.rollout_bot, game, states, jax.random.split(k_g, num_draws)[draw])
-            if bot_slot is not None:
-                bot_keys = jax.random.split(jax.random.fold_in(k_g, 1), num_draws)[draw]
-                against = bot_slot & (jax.vmap(game.current_player)(states) != traverser)
-                a = jnp.where(against, _bot_actions(spec.opponent_bot, game, states, bot_keys), a)
             stepped = jax.vmap(game.step)(states, a, jax.random.split(k_c, num_draws)[draw])
             return depth + 1, stepped, counted, draw, nodes + live(states, counted).sum()
 
@@ -163,7 +152,6 @@ def _rollouts(spec: TraversalSpec, params: Params, states, traverser: int | jax.
             keep = jnp.argsort(~live(states, counted), stable=True)[:floor]
             states = shard_games(take(states, keep))
             counted, draw, slot = counted[keep], draw[keep], slot[keep]
-            bot_slot = None if bot_slot is None else bot_slot[keep]
     return value, nodes, live(states, counted).sum()
 
 
@@ -214,11 +202,10 @@ def _guided_walk_action(spec: TraversalSpec, params: Params, obs: jax.Array, mas
 
 
 def _walk(spec: TraversalSpec, params: Params, k_init: jax.Array, k_walk: jax.Array,
-          traverser: int | jax.Array, n: int, vs_bot: jax.Array | None):
-    """``n`` walks, each to its game's end (the opponent on ``spec.opponent_bot`` in the ``vs_bot``
-    ones), keeping one of the traverser's nodes by reservoir sampling: (final states, kept nodes,
-    the traverser's node count, ``[max_decisions, n]`` records of every step). The loop ends with
-    the batch's last game."""
+          traverser: int | jax.Array, n: int):
+    """``n`` walks, each to its game's end, keeping one of the traverser's nodes by reservoir
+    sampling: (final states, kept nodes, the traverser's node count, ``[max_decisions, n]`` records
+    of every step). The loop ends with the batch's last game."""
     game, num_a = spec.game, spec.game.num_actions
     roots = shard_games(jax.vmap(game.init)(jax.random.split(k_init, n)))
     walk_keys = jax.random.split(k_walk, game.max_decisions)
@@ -238,15 +225,10 @@ def _walk(spec: TraversalSpec, params: Params, k_init: jax.Array, k_walk: jax.Ar
             k_guided, k_mix = jax.random.split(jax.random.fold_in(kk, 3))  # a walk_uniform share of nodes
             guided = _guided_walk_action(spec, params, obs, mask, k_guided)
             a = jnp.where(own & (jax.random.uniform(k_mix, (n,)) >= spec.walk_uniform), guided, a)
-        sigma_opp = active & ~own
-        if vs_bot is not None:  # the bot's games: its moves, and no strategy rows at its nodes
-            bot_a = jax.vmap(spec.opponent_bot)(obs, mask, jax.random.split(jax.random.fold_in(kk, 5), n))
-            a = jnp.where(sigma_opp & vs_bot, bot_a, a)
-            sigma_opp = sigma_opp & ~vs_bot
         count = count + own
         keep = own & (jax.random.uniform(k_keep, (n,)) * count < 1.0)  # the j-th node replaces w.p. 1/j
         held = where_slots(keep, states, held)
-        rec = {"obs": obs, "mask": mask, "sigma": sigma, "opp": sigma_opp}
+        rec = {"obs": obs, "mask": mask, "sigma": sigma, "opp": active & ~own}
         return jax.vmap(game.step)(states, a, jax.random.split(k_c, n)), held, count, rec
 
     def walking(carry):
@@ -274,10 +256,7 @@ def probe_sampling(spec: TraversalSpec, params: Params, key: jax.Array, traverse
     game = spec.game
     n, lanes, m = num_traversals, game.max_legal_actions, spec.probes
     k_init, k_walk, k_probe = jax.random.split(key, 3)
-    vs_bot = None
-    if spec.opponent_bot is not None:
-        vs_bot = jax.random.uniform(jax.random.fold_in(key, 7), (n,)) < spec.opponent_bot_share
-    ends, held, count, rec = _walk(spec, params, k_init, k_walk, traverser, n, vs_bot)
+    ends, held, count, rec = _walk(spec, params, k_init, k_walk, traverser, n)
     obs = jax.vmap(game.observation)(held, jnp.full(n, traverser))
     mask = jax.vmap(game.legal_action_mask)(held)
     sigma = regret_strategy(spec, params[0], obs, mask)
@@ -310,9 +289,8 @@ def probe_sampling(spec: TraversalSpec, params: Params, key: jax.Array, traverse
     chunk = _rollout_chunk(n, m * lanes)
 
     slot_draw = repeat_slots(draw_order, lanes)  # the draw row of every rollout slot
-    bot_slot = None if vs_bot is None else repeat_slots(vs_bot[order], m * lanes)
     value, probe_nodes, left = _rollouts(spec, params, probes, traverser, k_rollout, slot_draw, n * m,
-                                         counted, chunk, bot_slot)
+                                         counted, chunk)
     value = value.reshape(n, m, lanes).mean(1)
     value = jnp.zeros_like(value).at[order].set(value)  # back in traversal order
     value = jnp.where(lane_ok, value, 0.0)
