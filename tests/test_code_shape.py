@@ -37,6 +37,9 @@ LAYERS = {
     "lostcities.agents.evaluation": (*_LEARNERS, *_NAMED_PLAYERS),
     # the simulator: no policy evaluation, training or live play
     "exphil.sim": ("exphil.closed_loop", "exphil.train", "exphil.exposure", "exphil.live"),
+    # playing a trained policy loads it without the training loop
+    "exphil.closed_loop": ("exphil.train.loop",),
+    "exphil.live": ("exphil.train.loop",),
     # replays to datasets: no model, training or simulator
     "exphil.data": ("exphil.models", "exphil.train", "exphil.sim", "exphil.closed_loop", "exphil.exposure",
                     "exphil.live"),

@@ -23,6 +23,7 @@ from exphil.closed_loop.starts import Drill
 from exphil.sim.frames import frame_table, player_columns
 from exphil.sim.observe import input_map
 from exphil.sim.state import Pad, SimState
+from exphil.train.restore import restore_policy
 
 __all__ = ["load_player", "play_policy", "rollout_table", "score_rollouts", "summarize", "teacher_rollouts"]
 
@@ -35,17 +36,14 @@ def load_player(run_dir: str | Path, drill: Drill, *, delay: int | None = None, 
                 best: bool = False) -> PolicyPlayer:
     """The policy of any trained run folder (its own architecture and delay unless ``delay`` is
     given), reading the drill's frames; :class:`UnplayableRun` naming the folder if it cannot."""
-    from exphil.train import load_trained  # training code is needed only when a run is played
-
     try:
-        trainer, _ = load_trained(run_dir, best=best)
+        trained = restore_policy(run_dir, best=best)
     except (FileNotFoundError, ValueError, KeyError, TypeError) as err:
         raise UnplayableRun(f"{run_dir}: cannot play this run's policy: {type(err).__name__}: {err}") from err
-    state = trainer.state
-    return PolicyPlayer(graph=trainer.eval_graph, params=state["params"], other=state["other"],
-                        inputs=input_map(trainer.spec, drill.pov, drill.template),
-                        thresholds=jnp.asarray(trainer.thresholds), spec=trainer.spec,
-                        delay=trainer.cfg.windows.delay if delay is None else delay, temperature=temperature)
+    return PolicyPlayer(graph=trained.graph, params=trained.params, other=trained.other,
+                        inputs=input_map(trained.spec, drill.pov, drill.template),
+                        thresholds=jnp.asarray(trained.thresholds), spec=trained.spec,
+                        delay=trained.delay if delay is None else delay, temperature=temperature)
 
 
 def _batched(pads: Pad, rows: slice, batch: int) -> Pad:
