@@ -107,6 +107,7 @@ class DeepCFRConfig:
         "value": Retired(ANY, "the settings of history_value's nets"),
         "opponent_bot": Retired("", "regrets against a bot in some traversals: level (round 24)" + _KEPT),
         "opponent_bot_share": Retired(ANY, "opponent_bot's share of the traversals"),
+        "reshuffle": Retired(False, "each probe on its own reshuffled draw pile: level (round 24)" + _KEPT),
     }
 
     game: Game = "kuhn"
@@ -137,9 +138,6 @@ class DeepCFRConfig:
     # Probe sampling on Lost Cities: who plays the probes' rollouts, both sides: "sigma" (the current
     # strategies, CFR's estimator) or a bot (its action values: policy improvement over the bot).
     rollout: str = "sigma"
-    # Probe sampling on Lost Cities: each of the probes rollouts starts on its own reshuffle of the
-    # draw pile (unbiased: the pile's order is unseen chance), averaging the deck order out of a row.
-    reshuffle: bool = False
     symmetry: bool = False  # Lost Cities: fit both nets on rows under random colour renamings
     colour_features: bool = False  # Lost Cities: the nets also read per-colour summaries of the observation
     checkpoint_every: int | None = None
@@ -239,9 +237,6 @@ def check(cfg: DeepCFRConfig) -> None:
     for field, (name, plain) in probe_bots.items():
         if name != plain[0] and (sampling != "probe" or cfg.game != "lostcities"):
             raise ValueError(f"{field}={name!r} needs --game=lostcities --sampling=probe")
-    if cfg.reshuffle and (sampling != "probe" or cfg.game != "lostcities"):
-        raise ValueError("reshuffle needs --game=lostcities --sampling=probe: it reshuffles the draw pile "
-                         "under the probes")
     if not 0.0 < cfg.walk_uniform <= 1.0:
         raise ValueError(f"walk_uniform must be in (0, 1] (every action needs mass), got {cfg.walk_uniform}")
     if not 0.0 <= cfg.walk_bot_share <= 1.0:

@@ -208,7 +208,6 @@ def make_solver(cfg: DeepCFRConfig, game: Game) -> Solver:
                          sampled_actions=cfg.probe_actions,
                          **walk_settings(cfg.walk, cfg.walk_uniform, cfg.walk_bot_share, game),
                          rollout_bot=None if cfg.rollout == "sigma" else make_bot(cfg.rollout, game.variant),
-                         reshuffle=cfg.reshuffle,
                          record_current=cfg.opponent != "current")
     a, s = cfg.advantage, cfg.strategy
     sym = game if cfg.symmetry else None

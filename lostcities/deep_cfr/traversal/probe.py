@@ -41,12 +41,6 @@ regret ``Q_bot(h, a) - sum_b sigma(b) Q_bot(h, b)``. That is not CFR's estimator
 on its sums moves towards the action best against the bot's continuation (one step of policy
 improvement over the bot, judged from the walk's states), and the rollouts run no network.
 
-Reshuffled probes (``spec.reshuffle``, Lost Cities): each of the ``probes`` rollouts of ``h``'s
-actions starts from ``h`` with the draw pile reshuffled (``game.reshuffle_deck``), the lanes of
-one probe on the same order. The pile's order is chance's and unseen by both players, so every
-reshuffle is another history of the same information sets with the same reach, and ``v(ha)``
-stays unbiased; their mean averages the deck order out of the row as well as the rollouts' draws.
-
 Action sampling (``spec.sampled_actions = k``): instead of every legal action, ``k`` drawn
 uniformly without replacement (the set ``S``) get regrets, and one more rollout, of ``b`` drawn
 from sigma restricted to the legal actions outside ``S``, stands for them in the baseline:
@@ -276,10 +270,7 @@ def probe_sampling(spec: TraversalSpec, params: Params, key: jax.Array, traverse
     first_action = jnp.where(legal_lane, actions, actions[:, :1])
     first_action = jnp.broadcast_to(first_action[:, None], (n, m, lanes)).reshape(-1)
     k_first, k_rollout = jax.random.split(k_probe)
-    starts = repeat_slots(held, m)
-    if spec.reshuffle:  # each probe its own deck order, shared by its lanes
-        starts = jax.vmap(game.reshuffle_deck)(starts, jax.random.split(jax.random.fold_in(key, 9), n * m))
-    probes = jax.vmap(game.step)(repeat_slots(starts, lanes), first_action,
+    probes = jax.vmap(game.step)(repeat_slots(repeat_slots(held, m), lanes), first_action,
                                  repeat_slots(jax.random.split(k_first, n * m), lanes))
     acting = jax.vmap(game.current_player)(probes).reshape(n, m * lanes)[:, 0]
     order = jnp.argsort(acting != traverser, stable=True)
