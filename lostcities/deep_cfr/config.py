@@ -107,6 +107,7 @@ class DeepCFRConfig:
         "value": Retired(ANY, "the settings of history_value's nets"),
         "opponent_bot": Retired("", "regrets against a bot in some traversals: level (round 24)" + _KEPT),
         "opponent_bot_share": Retired(ANY, "opponent_bot's share of the traversals"),
+        "rollout": Retired("sigma", "rollouts on a bot trained a worse agent (round 16)" + _KEPT),
         "reshuffle": Retired(False, "each probe on its own reshuffled draw pile: level (round 24)" + _KEPT),
     }
 
@@ -135,9 +136,6 @@ class DeepCFRConfig:
     walk: str = "uniform"
     walk_uniform: float = 0.5  # ...mixed with uniform at this share of its nodes (a bot or sigma walk)
     walk_bot_share: float = 0.5  # --walk=sigma+BOT: the share of the guided nodes the bot plays
-    # Probe sampling on Lost Cities: who plays the probes' rollouts, both sides: "sigma" (the current
-    # strategies, CFR's estimator) or a bot (its action values: policy improvement over the bot).
-    rollout: str = "sigma"
     symmetry: bool = False  # Lost Cities: fit both nets on rows under random colour renamings
     colour_features: bool = False  # Lost Cities: the nets also read per-colour summaries of the observation
     checkpoint_every: int | None = None
@@ -233,7 +231,7 @@ def check(cfg: DeepCFRConfig) -> None:
     if cfg.probe_actions and sampling != "probe":
         raise ValueError(f"probe_actions={cfg.probe_actions} needs --sampling=probe")
     # (value, the names that are not bots, the default first)
-    probe_bots = {"walk": (cfg.walk, ("uniform", "sigma")), "rollout": (cfg.rollout, ("sigma",))}
+    probe_bots = {"walk": (cfg.walk, ("uniform", "sigma"))}
     for field, (name, plain) in probe_bots.items():
         if name != plain[0] and (sampling != "probe" or cfg.game != "lostcities"):
             raise ValueError(f"{field}={name!r} needs --game=lostcities --sampling=probe")

@@ -207,7 +207,6 @@ def make_solver(cfg: DeepCFRConfig, game: Game) -> Solver:
                          expand_opponent=cfg.sampling == "chance", probes=cfg.probes,
                          sampled_actions=cfg.probe_actions,
                          **walk_settings(cfg.walk, cfg.walk_uniform, cfg.walk_bot_share, game),
-                         rollout_bot=None if cfg.rollout == "sigma" else make_bot(cfg.rollout, game.variant),
                          record_current=cfg.opponent != "current")
     a, s = cfg.advantage, cfg.strategy
     sym = game if cfg.symmetry else None

@@ -52,7 +52,6 @@ class TraversalSpec:
     walk_uniform: float = 1.0  # ...except at this share of its nodes, where it plays uniformly
     walk_sigma: bool = False  # probe sampling: the traverser walks its current strategy, not a bot...
     walk_bot_share: float = 0.0  # ...except at this share of those nodes, where ``walk_bot`` plays
-    rollout_bot: Policy | None = None  # probe sampling: both sides of the probes' rollouts play this bot
     # Outcome sampling against a non-current opponent (average net, league): strategy rows record the
     # opponent's current regret-matching strategy (``params[2]``), importance-weighted for its behaviour.
     record_current: bool = False

@@ -35,12 +35,6 @@ from one iteration to the next, so the summed regrets weigh each iteration's by 
 of the set (a bias, bought for kept nodes from the games the current strategy plays). With both,
 the bot plays a ``spec.walk_bot_share`` of the guided nodes and sigma the rest.
 
-Rollout policy (``spec.rollout_bot``): with a bot, both players play it in the probes' rollouts
-instead of sigma, so ``v(ha)`` estimates the bot's action value ``Q_bot(h, a)`` and the stored
-regret ``Q_bot(h, a) - sum_b sigma(b) Q_bot(h, b)``. That is not CFR's estimator: regret matching
-on its sums moves towards the action best against the bot's continuation (one step of policy
-improvement over the bot, judged from the walk's states), and the rollouts run no network.
-
 Action sampling (``spec.sampled_actions = k``): instead of every legal action, ``k`` drawn
 uniformly without replacement (the set ``S``) get regrets, and one more rollout, of ``b`` drawn
 from sigma restricted to the legal actions outside ``S``, stands for them in the baseline:
@@ -69,7 +63,6 @@ from lostcities.deep_cfr.traversal.common import (
     take,
     where_slots,
 )
-from lostcities.game.api import Game, Policy
 from lostcities.sharding import shard_games
 
 __all__ = ["probe_sampling"]
@@ -101,9 +94,8 @@ def _stage_sizes(size: int) -> list[int]:
 
 def _rollouts(spec: TraversalSpec, params: Params, states, traverser: int | jax.Array, key: jax.Array,
               draw: jax.Array, num_draws: int, counted: jax.Array, chunk: int):
-    """Every counted slot of ``states`` rolled out to the end with both players on sigma (or
-    ``spec.rollout_bot``): (the traverser's return per slot, decision nodes visited, counted slots
-    still unfinished).
+    """Every counted slot of ``states`` rolled out to the end with both players on sigma: (the
+    traverser's return per slot, decision nodes visited, counted slots still unfinished).
 
     Slot ``i`` takes the ``draw[i]``-th row of each step's draws (common random numbers). Rollouts
     end at very different depths, so whenever at most half of the batch is still live the live
@@ -131,11 +123,8 @@ def _rollouts(spec: TraversalSpec, params: Params, states, traverser: int | jax.
         def rollout(carry, sub=sub):
             depth, states, counted, draw, nodes = carry
             k_g, k_c = jax.random.split(jax.random.fold_in(key, depth))
-            if spec.rollout_bot is None:
-                s = chunked_strategies(spec, params, states, traverser, sub)
-                a = jnp.argmax(log_probs(s) + jax.random.gumbel(k_g, (num_draws, num_a))[draw], axis=-1)
-            else:
-                a = _bot_actions(spec.rollout_bot, game, states, jax.random.split(k_g, num_draws)[draw])
+            s = chunked_strategies(spec, params, states, traverser, sub)
+            a = jnp.argmax(log_probs(s) + jax.random.gumbel(k_g, (num_draws, num_a))[draw], axis=-1)
             stepped = jax.vmap(game.step)(states, a, jax.random.split(k_c, num_draws)[draw])
             return depth + 1, stepped, counted, draw, nodes + live(states, counted).sum()
 
@@ -147,12 +136,6 @@ def _rollouts(spec: TraversalSpec, params: Params, states, traverser: int | jax.
             states = shard_games(take(states, keep))
             counted, draw, slot = counted[keep], draw[keep], slot[keep]
     return value, nodes, live(states, counted).sum()
-
-
-def _bot_actions(bot: Policy, game: Game, states, keys: jax.Array) -> jax.Array:
-    """``bot``'s action at each state, for the player acting there."""
-    obs = jax.vmap(game.observation)(states, jax.vmap(game.current_player)(states))
-    return jax.vmap(bot)(obs, jax.vmap(game.legal_action_mask)(states), keys)
 
 
 def _sampled_lanes(mask: jax.Array, sigma: jax.Array, k: int, key: jax.Array):

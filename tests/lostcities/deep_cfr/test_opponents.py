@@ -8,7 +8,7 @@ import pytest
 
 from lostcities.deep_cfr.config import DeepCFRConfig, resolve
 from lostcities.deep_cfr.regret import masked_softmax, regret_matching
-from lostcities.deep_cfr.solver import _opponent_params, _traverse_store, make_solver, traversal_rows
+from lostcities.deep_cfr.solver import _opponent_params, _traverse_store, make_solver
 from lostcities.games import make_game
 from runkit import config_tree
 from runkit.checkpoint import Checkpointer
@@ -144,24 +144,3 @@ def test_league_ring_index_is_one_rule_on_host_and_traced():
         assert host == [(done - 1 - r) % 3 for r in range(count)]
         assert host == [int(traced(jnp.int32(done), jnp.int32(r))) for r in range(count)]
 
-
-@pytest.mark.slow  # compiles two micro Lost Cities solvers (~30 s)
-def test_rollout_bot_changes_the_probe_values_not_the_walk():
-    """``--rollout=greedy`` reaches the probe traversal: from the same key, the kept nodes (the walk)
-    are the same as under sigma rollouts, the regret targets are not."""
-    def rows(rollout):
-        cfg = DeepCFRConfig(game="lostcities", variant="micro", sampling="probe", traversals=64,
-                            progress=False, rollout=rollout)
-        cfg = resolve(config_tree.override(cfg, {**_SMALL, "chunk": 64}))
-        solver = make_solver(cfg, make_game("lostcities", "micro"))
-        state = solver.init_state()
-        adv, _, _ = jax.jit(traversal_rows, static_argnums=(0, 6))(
-            solver, state, jax.random.key(3), jax.random.key(4), jnp.int32(0), jnp.int32(1), 64)
-        return solver, jax.tree.map(np.asarray, adv)
-
-    sigma_solver, by_sigma = rows("sigma")
-    greedy_solver, by_greedy = rows("greedy")
-    assert sigma_solver.traversal.rollout_bot is None and greedy_solver.traversal.rollout_bot is not None
-    np.testing.assert_array_equal(by_sigma["obs"], by_greedy["obs"])
-    np.testing.assert_array_equal(by_sigma["mask"], by_greedy["mask"])
-    assert not np.array_equal(by_sigma["target"], by_greedy["target"])

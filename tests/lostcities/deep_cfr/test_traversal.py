@@ -51,19 +51,17 @@ def first_legal_policy(tree):
     return np.eye(tree.mask.shape[1])[np.argmax(tree.mask, axis=-1)] * tree.mask
 
 
-def exact(tree, player, pol=None, own=None, values=None):
+def exact(tree, player, pol=None, own=None):
     """(counterfactual regrets [I, A], opponent-set reach by chance and opponent [I]) under the
     per-decision strategies ``pol`` (default uniform); with ``own`` (per-decision too) both also
-    carry the reach of the traverser's own actions under ``own``; with ``values`` (per-decision)
-    the nodes' values are those of both players playing ``values`` instead of ``pol``."""
+    carry the reach of the traverser's own actions under ``own``."""
     pol = uniform_policy(tree) if pol is None else pol
     dec, par, ch = tree.edge_decision, tree.edge_parent, tree.edge_child
     act, prob = tree.edge_action, tree.edge_prob
     acting = np.where(dec >= 0, pol[np.maximum(dec, 0), act], 1.0)
-    valued = acting if values is None else np.where(dec >= 0, values[np.maximum(dec, 0), act], 1.0)
     v = tree.returns[:, player].astype(np.float64)
     for sl in reversed(tree.level_edges):
-        v += np.bincount(par[sl], (prob * valued)[sl] * v[ch[sl]], minlength=tree.num_nodes)
+        v += np.bincount(par[sl], (prob * acting)[sl] * v[ch[sl]], minlength=tree.num_nodes)
     mine = tree.player[par] == player
     own_acting = 1.0 if own is None else np.where(dec >= 0, own[np.maximum(dec, 0), act], 1.0)
     cf_reach = np.zeros(tree.num_nodes)  # chance and opponent (and with ``own`` the traverser's)
@@ -202,26 +200,6 @@ def test_probe_walk_with_a_bot_weights_regrets_by_the_mixed_walk_reach():
     want_regret, _ = exact(tree, 0, pol, own=walk)
     uniform_regret, _ = exact(tree, 0, pol, own=uniform)
     assert np.abs(want_regret - uniform_regret).max() > 0.05
-    weighted = np.asarray(adv["target"]) * np.asarray(adv["weight"])[:, None]
-    np.testing.assert_allclose(per_infoset(index, adv, tree.num_infosets, weighted, num), want_regret,
-                               atol=0.002)
-
-
-def test_probe_rollouts_with_a_bot_give_the_bots_action_values():
-    """Rollouts on a bot (Kuhn's first legal action, both sides): the weighted regret sums per
-    traversal equal ``sum_{h in I} pi_-i(h) u_i(h) (Q(ha) - sum_b sigma(b) Q(hb))``, ``Q`` the
-    bot's action values and ``sigma`` the nets' strategy (the baseline), the reach still the
-    nets' (opponent) and the uniform walk's (traverser); they differ from sigma's own regrets."""
-    num = 400_000
-    tree, index, adv, _, pol = probe_rows(0, seeds=(5, 6), num=num, rollout_bot=first_legal)
-    uniform = uniform_policy(tree)
-    # Q(ha) - Q(h, bot), summed over each information set
-    against_bot, _ = exact(tree, 0, pol, own=uniform, values=first_legal_policy(tree))
-    sigma = np.zeros_like(against_bot)  # the nets' strategy per information set
-    sigma[tree.infoset] = pol
-    want_regret = np.where(tree.infoset_mask, against_bot - (sigma * against_bot).sum(-1, keepdims=True), 0.0)
-    sigma_regret, _ = exact(tree, 0, pol, own=uniform)
-    assert np.abs(want_regret - sigma_regret).max() > 0.05
     weighted = np.asarray(adv["target"]) * np.asarray(adv["weight"])[:, None]
     np.testing.assert_allclose(per_infoset(index, adv, tree.num_infosets, weighted, num), want_regret,
                                atol=0.002)
