@@ -27,6 +27,7 @@ Game = Literal["kuhn", "leduc", "lostcities"]
 Sampling = Literal["outcome", "external", "chance", "probe"]
 
 NET_OPPONENTS = ("current", "average", "league")  # evaluation opponents built from the run's own nets
+_KEPT = "; its figures are in docs/benchmark-history.md: check out 8f07a98 to run or load it"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,6 +64,8 @@ class StrategyConfig:
     RETIRED: ClassVar[dict[str, Retired]] = {
         "record_at": Retired("opponent", "strategy rows are recorded at the opponent's nodes only (at the "
                              "traverser's they were biased or needed unbounded weights: always rejected)"),
+        "reservoir": Retired("uniform", "a strategy buffer kept in proportion to the rows' weights: level "
+                             "(round 25)" + _KEPT),
     }
 
     hidden: tuple[int, ...] | None = None
@@ -75,10 +78,6 @@ class StrategyConfig:
     # strategy towards the later iterations' strategies (against the current-strategy opponent,
     # the default, training never reads this net, so only the agent changes).
     weight_power: float = 1.0
-    # "uniform": every row equally likely kept, its weight used in the loss; "weighted": rows kept in
-    # proportion to their weight and fitted alike, so a steep weight_power does not leave most of
-    # the buffer to rows that barely count (reservoir.weighted_reservoir_add).
-    reservoir: Literal["uniform", "weighted"] = "uniform"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,9 +91,6 @@ class EvalConfig:
     # and the run's own nets: "current" (latest advantage nets), "average" (the agent itself, a
     # mirror-match check), "league" (the stored past snapshots).
     opponents: tuple[str, ...] = ("random", "heuristic", "current", "average", "league")
-
-
-_KEPT = "; its figures are in docs/benchmark-history.md: check out 8f07a98 to run or load it"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -24,14 +24,7 @@ from lostcities.deep_cfr.config import DeepCFRConfig, history_depth, keeps_leagu
 from lostcities.deep_cfr.fit import FitSpec, fit
 from lostcities.deep_cfr.merge import merge_rows, merged_reservoir
 from lostcities.deep_cfr.networks import NetSpec
-from lostcities.deep_cfr.reservoir import (
-    Reservoir,
-    WeightedReservoir,
-    reservoir_add,
-    reservoir_init,
-    weighted_reservoir_add,
-    weighted_reservoir_init,
-)
+from lostcities.deep_cfr.reservoir import Reservoir, reservoir_add, reservoir_init
 from lostcities.deep_cfr.table import TableNet, fit_table
 from lostcities.deep_cfr.traversal import (
     TraversalSpec,
@@ -123,12 +116,11 @@ class Solver:
         spec = {"obs": ((g.observation_size,), jnp.float32), "mask": ((g.num_actions,), jnp.bool_),
                 "target": ((g.num_actions,), jnp.float32), "weight": ((), jnp.float32)}
         adv = _stack([self.adv_net.init(self.key(0, p)) for p in range(2)])
-        strat_init = weighted_reservoir_init if cfg.strategy.reservoir == "weighted" else reservoir_init
         history = jax.tree.map(lambda a: jnp.zeros((self.history_depth, *a.shape), a.dtype), adv)
         return SolverState(
             adv=adv, strat=self.strat_net.init(self.key(0, 2)),
             adv_buf=_stack([reservoir_init(cfg.advantage.capacity, spec) for _ in range(2)]),
-            strat_buf=strat_init(cfg.strategy.capacity, spec), history=history,
+            strat_buf=reservoir_init(cfg.strategy.capacity, spec), history=history,
             iteration=jnp.int32(0), occupancy=jnp.zeros(g.max_decisions + 1, jnp.float32))
 
     def num_chunks(self) -> int:
@@ -291,8 +283,7 @@ def _traverse_store(solver: Solver, state: SolverState, key: jax.Array, p: jax.A
     if solver.cfg.advantage.merge:
         adv = merge_rows(adv)
     buf = reservoir_add(_row(state.adv_buf, p), {k: adv[k] for k in state.adv_buf.data}, adv["valid"], k_adv)
-    strat_add = weighted_reservoir_add if isinstance(state.strat_buf, WeightedReservoir) else reservoir_add
-    strat_buf = strat_add(state.strat_buf, {k: strat[k] for k in ("obs", "mask", "target", "weight")},
+    strat_buf = reservoir_add(state.strat_buf, {k: strat[k] for k in ("obs", "mask", "target", "weight")},
                           strat["valid"], k_strat)
     return state.replace(adv_buf=_set_row(state.adv_buf, p, buf), strat_buf=strat_buf), stats
 
