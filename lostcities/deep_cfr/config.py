@@ -34,16 +34,18 @@ _KEPT = "; its figures are in docs/benchmark-history.md: check out 8f07a98 to ru
 class AdvantageConfig:
     """Advantage networks (one per player) and their reservoir buffers."""
 
+    RETIRED: ClassVar[dict[str, Retired]] = {
+        "weight_power": Retired(1.0, "advantage rows weighing t^P: P = 0 and 2 trained worse (round 22)"
+                                + _KEPT),
+    }
+
     hidden: tuple[int, ...] | None = None
     steps: int | None = None  # SGD steps per player per iteration
     batch_size: int | None = None
     learning_rate: float = 1e-3
     schedule: Literal["constant", "cosine"] | None = None  # learning rate over each fit's steps
     reinit: bool | None = None  # re-initialise each iteration (the paper's rule) or warm-start
-    capacity: int | None = None  # reservoir rows per player
-    # Rows of iteration t weigh t^weight_power: 1 is linear CFR; higher discounts the early
-    # iterations' regrets faster, as discounted CFR does, so the nets follow the recent strategies.
-    weight_power: float = 1.0
+    capacity: int | None = None  # reservoir rows per player (rows of iteration t weigh t: linear CFR)
     # Merge each compiled chunk's rows that share an input (observation and mask) into one row
     # with the group's total weight and weighted-mean target: the same loss minimiser, far less
     # per-row noise where inputs repeat (poker), see merge.py.
@@ -235,9 +237,9 @@ def check(cfg: DeepCFRConfig) -> None:
         raise ValueError(f"walk_uniform must be in (0, 1] (every action needs mass), got {cfg.walk_uniform}")
     if not 0.0 <= cfg.walk_bot_share <= 1.0:
         raise ValueError(f"walk_bot_share must be in [0, 1], got {cfg.walk_bot_share}")
-    for field, power in (("advantage", cfg.advantage.weight_power), ("strategy", cfg.strategy.weight_power)):
-        if power < 0:
-            raise ValueError(f"{field}.weight_power must be >= 0 (0: every iteration alike), got {power}")
+    if cfg.strategy.weight_power < 0:
+        raise ValueError(f"strategy.weight_power must be >= 0 (0: every iteration alike), got "
+                         f"{cfg.strategy.weight_power}")
     if cfg.league_size < 1:
         raise ValueError(f"league_size must be at least 1, got {cfg.league_size}")
     if cfg.game == "lostcities":

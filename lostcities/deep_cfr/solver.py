@@ -260,15 +260,10 @@ def traversal_rows(solver: Solver, state: SolverState, key: jax.Array, opponent_
         adv, strat, stats = probe_sampling(solver.traversal, params, key, p, t, n)
     else:
         adv, strat, stats = external_sampling(solver.traversal, params, key, p, t, n, pool)
-    a_power, s_power = solver.cfg.advantage.weight_power, solver.cfg.strategy.weight_power
-    return _reweigh(adv, t, a_power), _reweigh(strat, t, s_power), stats
-
-
-def _reweigh(rows: dict, t: jax.Array, power: float) -> dict:
-    """``rows`` of iteration ``t``, which the traversals weigh by ``t``, weighing ``t^power`` instead."""
-    if power == 1.0:
-        return rows
-    return {**rows, "weight": rows["weight"] * jnp.asarray(t, jnp.float32) ** (power - 1.0)}
+    power = solver.cfg.strategy.weight_power
+    if power != 1.0:  # the traversals weigh iteration t's rows by t; the strategy's weigh t^power
+        strat = {**strat, "weight": strat["weight"] * jnp.asarray(t, jnp.float32) ** (power - 1.0)}
+    return adv, strat, stats
 
 
 @functools.partial(jax.jit, static_argnums=(0, 5, 6), donate_argnums=(1,))
