@@ -118,6 +118,16 @@ def test_watch_two_bots_step_by_step(client, browser, shots):
                  f"step {n}")
         assert len(browser.find_elements(By.CSS_SELECTOR, "#log .move")) == n
     screenshot(browser, shots, "watch_steps")
+    delay = browser.find_element(By.ID, "delay")
+    delay.clear()
+    delay.send_keys("0")
+    browser.find_element(By.ID, "autoplay").click()
+    wait_for(lambda: browser.execute_script("return watch.view.log.length") >= 10, "autoplay to go on")
+    browser.find_element(By.ID, "autoplay").click()  # pause
+    wait_for(lambda: browser.execute_script("return !watch.busy && watch.timer === null"), "the pause")
+    paused = browser.execute_script("return watch.view.log.length")
+    time.sleep(0.5)
+    assert browser.execute_script("return watch.view.log.length") == paused
     browser.find_element(By.ID, "to-end").click()
     wait_for(lambda: browser.execute_script("return !watch.busy && watch.view.over"), "the game's end")
     keys, a_seat, first = mirrored_schedule(1, 3)
