@@ -36,6 +36,7 @@ def step_fn(variant: Variant) -> Any:
 
 
 def deal(variant: Variant, deal_seed: int, first_player: int) -> engine.State:
+    """The deal of ``deal_seed`` (as ``lostcities.play`` deals) with ``first_player`` to move."""
     return engine.init(jax.random.fold_in(jax.random.key(deal_seed), 0), variant, first_player)
 
 

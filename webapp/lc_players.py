@@ -28,8 +28,8 @@ def confine_name(spec: str, roots: AllowedRoots) -> str:
     spec = spec.strip()
     head = ""
     while spec.startswith(_PREFIXES):
-        prefix, spec = spec[:7], spec[7:]
-        head += prefix
+        prefix = next(p for p in _PREFIXES if spec.startswith(p))
+        head, spec = head + prefix, spec[len(prefix):]
     if spec in BOTS or spec in ("pretrained", "search") or (head.endswith("search:") and not spec):
         return head + spec
     try:

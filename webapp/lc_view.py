@@ -24,6 +24,7 @@ def _compiled(variant: Variant) -> tuple[Any, Any]:
 
 
 def legal_mask(state: engine.State, variant: Variant) -> np.ndarray:
+    """bool[num_actions]: the engine's legal mask of the player to move."""
     return np.asarray(_compiled(variant)[0](state))
 
 
@@ -54,6 +55,7 @@ def action_view(variant: Variant, action: int) -> dict[str, Any]:
 
 
 def legal_actions(state: engine.State, variant: Variant) -> list[int]:
+    """The legal actions of the player to move, ascending."""
     return [int(a) for a in np.flatnonzero(legal_mask(state, variant))]
 
 

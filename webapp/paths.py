@@ -29,6 +29,7 @@ class AllowedRoots:
         return AllowedRoots({k: Path(v).resolve() for k, v in folders.items() if v})
 
     def describe(self) -> dict[str, str]:
+        """Each root's name and absolute path, for the pages."""
         return {k: str(v) for k, v in self.roots.items()}
 
     def resolve(self, kind: str, requested: str) -> Path:
