@@ -20,7 +20,7 @@ from lostcities.agents.evaluation import mirrored_schedule, play_games, seat_sco
 from lostcities.game import engine
 from lostcities.game.variants import CLASSIC
 from tests.webapp.browser import screenshot, start_browser
-from tests.webapp.test_lc_api import engine_replay
+from tests.webapp.lc_truth import engine_replay
 
 By = pytest.importorskip("selenium.webdriver.common.by", reason="selenium is not installed").By
 

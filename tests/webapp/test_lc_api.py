@@ -5,27 +5,13 @@ independent, mirrored deals swap the hands, logs load back, and unknown players 
 from __future__ import annotations
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from lostcities.agents.pretrained import load_pretrained
+from lostcities.agents.pretrained import load_pretrained, write_agent
 from lostcities.game import engine
 from lostcities.game.variants import CLASSIC
-
-
-@jax.jit
-def _legal_step(state: engine.State, action: jax.Array) -> tuple[jax.Array, engine.State]:
-    return engine.legal_action_mask(state, CLASSIC)[action], engine.step(state, action, None, CLASSIC)
-
-
-def engine_replay(log: dict) -> engine.State:
-    """The log's moves on the log's deal, straight through the engine (no app code)."""
-    state = engine.init(jax.random.fold_in(jax.random.key(log["deal_seed"]), 0), CLASSIC, log["first_player"])
-    for action in log["actions"]:
-        legal, state = _legal_step(state, jnp.int32(action))
-        assert bool(legal)
-    return state
+from tests.webapp.lc_truth import engine_replay
 
 
 def _play_out(client, view: dict, rng: np.random.Generator) -> dict:
@@ -137,3 +123,16 @@ def test_bad_logs_are_refused(client):
     assert status == 400 and "not a move log" in payload["error"]
     status, payload = client.call("GET", "/api/lc/view?game=nope")
     assert status == 404
+
+
+@pytest.mark.slow
+def test_an_exported_agent_folder_under_runs_plays_as_its_agent(client, runs_dir):
+    """The shipped agent written to a folder under --runs, named by that folder (relative), plays the
+    very moves and probabilities ``pretrained`` plays on the same deal and seeds."""
+    write_agent(load_pretrained(CLASSIC), runs_dir / "exported")
+    games = [client.ok("POST", "/api/lc/new", {"opponent": name, "seed": 9, "human_seat": 1})
+             for name in ("exported", "pretrained")]
+    assert games[0]["learned"] and games[0]["opponent"] == "exported"
+    assert games[0]["log"] == [{**m, "by": "exported"} for m in games[1]["log"]]
+    status, payload = client.call("POST", "/api/lc/new", {"opponent": "argmax:exported"})
+    assert status == 200 and payload["learned"]
