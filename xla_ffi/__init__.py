@@ -6,14 +6,14 @@ handlers are all built and registered; ``xla_ffi.warmup(...)`` or ``xla_ffi.warm
 *args)`` tunes ``impl="auto"`` before jit (see ``xla_ffi.autotune``).
 """
 
-from xla_ffi.api import IMPLS, selective_scan
 from xla_ffi.autotune import warmup, warmup_for
+from xla_ffi.delta_rule_op import delta_rule
 from xla_ffi.delta_rule_reference import delta_rule_chunked, delta_rule_scan
-from xla_ffi.deltanet import delta_rule
 from xla_ffi.ffi import LibraryNotFoundError, available, library_path, registered_platforms
 from xla_ffi.gru import gru_recurrence
 from xla_ffi.gru_reference import gru_recurrence_scan
 from xla_ffi.reference import selective_scan_associative, selective_scan_scan
+from xla_ffi.selective_scan_op import IMPLS, selective_scan
 
 __all__ = [
     "IMPLS",

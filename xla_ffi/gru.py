@@ -19,8 +19,9 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from xla_ffi import autotune, ffi
+from xla_ffi import autotune
 from xla_ffi.checks import check_array, check_rank
+from xla_ffi.custom_call import bucket_key, call, dispatch, ensure_registered, grad_workload
 from xla_ffi.gru_reference import gru_recurrence_scan, random_gru_inputs
 from xla_ffi.types import GruShape
 
@@ -57,8 +58,7 @@ def fwd_call(gx: jax.Array, h0: jax.Array, W: jax.Array, b: jax.Array, *, save_g
         jax.ShapeDtypeStruct((batch, hidden), jnp.float32),
         jax.ShapeDtypeStruct((batch if save_gates else 0, length, 4 * hidden), jnp.float32),
     )
-    call = jax.ffi.ffi_call(FWD_TARGET, out, vmap_method="sequential")
-    return call(gx, h0, W, b, save_gates=bool(save_gates))
+    return call(FWD_TARGET, out, (gx, h0, W, b), vmap_method="sequential", save_gates=bool(save_gates))
 
 
 def bwd_call(W: jax.Array, h0: jax.Array, y: jax.Array, gates: jax.Array, dy: jax.Array, dlast: jax.Array):
@@ -69,8 +69,7 @@ def bwd_call(W: jax.Array, h0: jax.Array, y: jax.Array, gates: jax.Array, dy: ja
         jax.ShapeDtypeStruct((batch, length, 3 * hidden), jnp.float32),
         jax.ShapeDtypeStruct((batch, hidden), jnp.float32),
     )
-    call = jax.ffi.ffi_call(BWD_TARGET, out, vmap_method="sequential")
-    return call(jnp.transpose(W), h0, y, gates, dy, dlast)
+    return call(BWD_TARGET, out, (jnp.transpose(W), h0, y, gates, dy, dlast), vmap_method="sequential")
 
 
 @jax.custom_vjp
@@ -98,8 +97,7 @@ _fused.defvjp(_fused_fwd, _fused_bwd)
 
 def _run_ffi(gx, W, b, h0) -> tuple[jax.Array, jax.Array]:
     """Cast to the contract's dtypes (autodiff casts gradients back) and call the fused kernels."""
-    ffi.registered_platforms(_KERNEL)  # register every built library, so any lowering platform works
-    ffi.ensure_registered(jax.default_backend(), _KERNEL)  # a clear error when the current one has none
+    ensure_registered(_KERNEL)
     f32 = jnp.float32
     h = jnp.zeros((gx.shape[0], W.shape[0]), f32) if h0 is None else h0.astype(f32)
     return _fused(gx, h, W.astype(f32), b.astype(f32))
@@ -132,24 +130,17 @@ def gru_recurrence(
       h for every step ``[batch, length, hidden]`` in gx's dtype, or ``(hs, last_state)``.
     """
     shape = check_gru_args(gx, W, b, h0)
-    impl = autotune.resolve(shape, impl, traced=isinstance(gx, jax.core.Tracer))
-    ys, last = _IMPLS[impl](gx, W, b, h0)
-    return (ys, last) if return_last_state else ys
+    return dispatch(shape, impl, _IMPLS, (gx, W, b, h0), return_last_state)
 
 
 def _shape_key(shape: GruShape) -> str:
-    return f"{autotune.bucket(shape.batch)}x{autotune.bucket(shape.length)}|H{shape.hidden}"
+    return f"{bucket_key(shape.batch, shape.length)}|H{shape.hidden}"
 
 
 def _workload(shape: GruShape, impl: str) -> Callable[[], Any]:
     """One jitted forward+backward of ``impl`` at ``shape`` (gradients for gx, W, b, h0)."""
     x = random_gru_inputs(0, (shape.batch, shape.length, shape.hidden), shape.dtype)
-
-    def loss(inputs):
-        return jnp.sum(gru_recurrence(**inputs, impl=impl).astype(jnp.float32))
-
-    step = jax.jit(jax.grad(loss))
-    return lambda: step(x)
+    return grad_workload(gru_recurrence, x, impl=impl)
 
 
 autotune.register(autotune.Kernel(_KERNEL, IMPLS[1:], "scan", _shape_key, _workload))

@@ -11,7 +11,8 @@ import pytest
 
 from tests.xla_ffi import helpers
 from tests.xla_ffi.helpers import Case
-from xla_ffi import api, autotune, reference, selective_scan, warmup
+from xla_ffi import autotune, reference, selective_scan, warmup
+from xla_ffi.types import ScanShape
 
 
 @pytest.fixture(autouse=True)
@@ -24,11 +25,11 @@ def _fresh_cache(tmp_path, monkeypatch):
 
 
 def test_shape_classes_bucket_by_powers_of_two() -> None:
-    a = api.ScanShape(1, 500, 700, 16, "float32", False)
-    b = api.ScanShape(1, 512, 768, 16, "float32", False)
-    c = api.ScanShape(1, 513, 768, 16, "float32", False)
+    a = ScanShape(1, 500, 700, 16, "float32", False)
+    b = ScanShape(1, 512, 768, 16, "float32", False)
+    c = ScanShape(1, 513, 768, 16, "float32", False)
     assert autotune.shape_class(a) == autotune.shape_class(b) != autotune.shape_class(c)
-    assert autotune.shape_class(b) != autotune.shape_class(api.ScanShape(1, 512, 768, 16, "bfloat16", False))
+    assert autotune.shape_class(b) != autotune.shape_class(ScanShape(1, 512, 768, 16, "bfloat16", False))
 
 
 def test_warmup_measures_and_persists_the_choice() -> None:
@@ -39,7 +40,7 @@ def test_warmup_measures_and_persists_the_choice() -> None:
     assert entry["impl"] == impl and set(entry["ms"]) >= {"scan", "associative"}
     assert entry["ms"][impl] == min(entry["ms"].values())
     autotune.clear_memory_cache()  # a new process would read the disk cache
-    shape = api.ScanShape(1, 8, 16, 4, "float32", False)
+    shape = ScanShape(1, 8, 16, 4, "float32", False)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert autotune.choose(shape, concrete=False) == impl
@@ -72,6 +73,6 @@ def test_unmeasured_shape_under_jit_uses_default_and_warns_once() -> None:
 
 def test_corrupt_cache_file_is_ignored() -> None:
     autotune.cache_path().write_text("{not json")
-    shape = api.ScanShape(1, 4, 4, 2, "float32", False)
+    shape = ScanShape(1, 4, 4, 2, "float32", False)
     with pytest.warns(UserWarning):
         assert autotune.choose(shape, concrete=False) == "ffi"  # the documented default: the custom call

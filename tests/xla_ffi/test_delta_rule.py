@@ -3,7 +3,7 @@
 Values (o, last state) of every impl are checked against ``numpy_delta_rule``; the fused
 kernel's gradients for q, k, v, beta and the initial state along random directions against
 float64 central differences, and elementwise against ``jax.grad`` of both references. Shapes
-cover length 1, lengths spanning several saved chunks (``deltanet.CHUNK`` = 64) with a partial
+cover length 1, lengths spanning several saved chunks (``custom_call.CHUNK`` = 64) with a partial
 last one, value widths that are not a multiple of the eight-lane vectors, 1, 2 and 4 vectors
 per block, bfloat16, vmap and grad of vmap.
 """
@@ -19,7 +19,7 @@ import pytest
 
 from tests.xla_ffi import helpers
 from tests.xla_ffi.numpy_references import directional_derivative, numpy_delta_rule
-from xla_ffi import deltanet, ffi
+from xla_ffi import delta_rule_op, ffi
 from xla_ffi.delta_rule_reference import random_delta_inputs
 
 NAMES = ("q", "k", "v", "beta", "initial_state")
@@ -59,7 +59,7 @@ def _cpu_library_built():
 
 
 def _run(case: Case, x: dict, impl: str):
-    return jax.jit(lambda kw: deltanet.delta_rule(**kw, return_last_state=True, impl=impl))(x)
+    return jax.jit(lambda kw: delta_rule_op.delta_rule(**kw, return_last_state=True, impl=impl))(x)
 
 
 @pytest.mark.parametrize("impl", ["ffi", "scan", "chunked"])
@@ -75,7 +75,7 @@ def test_forward_matches_numpy_float64(case: Case, impl: str) -> None:
 
 def _grads(x: dict, impl: str, wo, wl) -> dict[str, np.ndarray]:
     def call(**kw):
-        return deltanet.delta_rule(**kw, return_last_state=True, impl=impl)
+        return delta_rule_op.delta_rule(**kw, return_last_state=True, impl=impl)
 
     return helpers.weighted_grads(call, x, (wo, wl))
 
@@ -120,7 +120,7 @@ def test_bfloat16_inputs_within_tolerance() -> None:
 
     def grads(inputs, impl):
         def f(*args):
-            o = deltanet.delta_rule(*args, impl=impl).astype(jnp.float32)
+            o = delta_rule_op.delta_rule(*args, impl=impl).astype(jnp.float32)
             return jnp.sum(o * jnp.cos(jnp.arange(o.size).reshape(o.shape)))
 
         return jax.jit(jax.grad(f, argnums=tuple(range(5))))(*(inputs[n] for n in NAMES))
@@ -134,13 +134,13 @@ def test_bfloat16_inputs_within_tolerance() -> None:
 def test_vmap_and_grad_of_vmap_match_per_example_results() -> None:
     examples = [random_delta_inputs(s, Case(2, 40, 2, 8, 8).shape, "float32") for s in (5, 6, 7)]
     helpers.assert_vmap_and_grad_of_vmap_match(
-        lambda impl, **x: deltanet.delta_rule(**x, impl=impl), examples, NAMES, atol=1e-4
+        lambda impl, **x: delta_rule_op.delta_rule(**x, impl=impl), examples, NAMES, atol=1e-4
     )
 
 
 def test_normalize_flag_equals_normalising_first() -> None:
     x = random_delta_inputs(8, (1, 20, 2, 8, 4), "float32")
     raw = dict(x, q=x["q"] * 3.0, k=x["k"] * 0.5)  # q, k unit-norm up to these scales
-    got = deltanet.delta_rule(**raw, normalize_qk=True, impl="ffi")
-    want = deltanet.delta_rule(**x, impl="scan")
+    got = delta_rule_op.delta_rule(**raw, normalize_qk=True, impl="ffi")
+    want = delta_rule_op.delta_rule(**x, impl="scan")
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-5)

@@ -13,7 +13,7 @@ import pytest
 
 from tests.xla_ffi import helpers
 from tests.xla_ffi.helpers import Case
-from xla_ffi import LibraryNotFoundError, api, ffi, reference, selective_scan
+from xla_ffi import LibraryNotFoundError, ffi, reference, selective_scan, selective_scan_op
 
 CASE = Case(2, 5, 3, 4)
 
@@ -82,7 +82,7 @@ def _call_fwd(operands, attrs, y_shape=(2, 5, 3), nchunks=1):
         jax.ShapeDtypeStruct((2, 3, 4), jnp.float32),
         jax.ShapeDtypeStruct((2, nchunks, 3, 4), jnp.float32),
     )
-    return jax.ffi.ffi_call(api.FWD_TARGET, out, vmap_method="sequential")(*operands, **attrs)
+    return jax.ffi.ffi_call(selective_scan_op.FWD_TARGET, out, vmap_method="sequential")(*operands, **attrs)
 
 
 def test_handler_accepts_the_contract(inputs) -> None:
@@ -119,7 +119,7 @@ def test_backward_handler_rejects_bad_cotangent(inputs) -> None:
         for s in [(2, 5, 3), (2, 5, 3), (3, 4), (2, 5, 4), (2, 5, 4), (3,), (0,), (3,)]
     )
     bad_dy = jnp.zeros((2, 5, 2), f32)
-    call = jax.ffi.ffi_call(api.BWD_TARGET, out, vmap_method="sequential")
+    call = jax.ffi.ffi_call(selective_scan_op.BWD_TARGET, out, vmap_method="sequential")
     with pytest.raises(Exception, match=r"dy must have shape \(2, 5, 3\)"):
         jax.block_until_ready(
             call(*operands, jnp.zeros((2, 1, 3, 4), f32), bad_dy, jnp.zeros((2, 3, 4), f32), **attrs)

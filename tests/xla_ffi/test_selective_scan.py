@@ -4,7 +4,7 @@ Every impl is checked for y and last_state; the custom call's gradients for all 
 inputs are checked along random directions against float64 central differences of the
 NumPy reference, and elementwise against jax.grad of the lax.scan reference. Shapes cover
 length 1, odd lengths, lengths spanning several saved chunks (the backward chunk is
-api.CHUNK = 64 steps), partial channel blocks (the CPU kernel works on 16 channels at a
+custom_call.CHUNK = 64 steps), partial channel blocks (the CPU kernel works on 16 channels at a
 time), state sizes 1, 4, 16, 64, and each optional input present or absent.
 """
 
@@ -17,7 +17,7 @@ import pytest
 
 from tests.xla_ffi import helpers
 from tests.xla_ffi.helpers import Case
-from xla_ffi import api, reference, selective_scan
+from xla_ffi import ffi, reference, selective_scan
 
 CASES = [
     Case(1, 1, 3, 1),
@@ -34,7 +34,7 @@ FAST_IDS = {CASES[0].id, CASES[1].id, CASES[3].id, CASES[6].id}
 
 @pytest.fixture(scope="module", autouse=True)
 def _cpu_library_built():
-    if not api.ffi.available("cpu"):
+    if not ffi.available("cpu"):
         pytest.fail("libselective_scan_cpu.so is not built: pip install -e . (or cmake, see BUILD.md)")
 
 

@@ -20,8 +20,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from xla_ffi import autotune, ffi
+from xla_ffi import autotune
 from xla_ffi.checks import check_array, check_rank
+from xla_ffi.custom_call import (
+    CHUNK,
+    bucket_key,
+    call,
+    dispatch,
+    ensure_registered,
+    grad_workload,
+    num_chunks,
+)
 from xla_ffi.delta_rule_reference import (
     delta_rule_chunked,
     delta_rule_scan,
@@ -33,7 +42,6 @@ from xla_ffi.types import DeltaRuleShape
 __all__ = ["BWD_TARGET", "CHUNK", "FWD_TARGET", "IMPLS", "check_delta_args", "delta_rule"]
 
 IMPLS = ("auto", "ffi", "scan", "chunked")
-CHUNK = 64  # steps between the states the forward pass saves for the backward pass
 FWD_TARGET = "delta_rule_fwd"
 BWD_TARGET = "delta_rule_bwd"
 _KERNEL = "delta_rule"
@@ -57,11 +65,6 @@ def check_delta_args(q, k, v, beta, initial_state=None) -> DeltaRuleShape:
     return DeltaRuleShape(batch, length, heads, dk, dv, jnp.dtype(q.dtype).name)
 
 
-def num_chunks(length: int, chunk: int) -> int:
-    """Number of saved chunk-boundary states for a sequence of ``length`` steps."""
-    return max(1, -(-length // chunk))
-
-
 def fwd_call(q: jax.Array, k: jax.Array, v: jax.Array, beta: jax.Array, h0: jax.Array, *, chunk: int):
     """Forward custom call; returns (o, last_state, chunk_states)."""
     batch, length, heads, dk = q.shape
@@ -71,8 +74,7 @@ def fwd_call(q: jax.Array, k: jax.Array, v: jax.Array, beta: jax.Array, h0: jax.
         jax.ShapeDtypeStruct(state, jnp.float32),
         jax.ShapeDtypeStruct((batch, num_chunks(length, chunk), *state[1:]), jnp.float32),
     )
-    call = jax.ffi.ffi_call(FWD_TARGET, out, vmap_method="broadcast_all")
-    return call(q, k, v, beta, h0, chunk=np.int64(chunk))
+    return call(FWD_TARGET, out, (q, k, v, beta, h0), vmap_method="broadcast_all", chunk=np.int64(chunk))
 
 
 def bwd_call(
@@ -81,8 +83,8 @@ def bwd_call(
     """Backward custom call on (q, k, v, beta); returns (dq, dk, dv, dbeta, dinitial_state)."""
     grads = [jax.ShapeDtypeStruct(x.shape, x.dtype) for x in operands]
     out = (*grads, jax.ShapeDtypeStruct(dlast.shape, jnp.float32))
-    call = jax.ffi.ffi_call(BWD_TARGET, out, vmap_method="broadcast_all")
-    return call(*operands, chunk_states, dout, dlast, chunk=np.int64(chunk))
+    return call(BWD_TARGET, out, (*operands, chunk_states, dout, dlast), vmap_method="broadcast_all",
+                chunk=np.int64(chunk))
 
 
 @jax.custom_vjp
@@ -108,8 +110,7 @@ _fused.defvjp(_fused_fwd, _fused_bwd)
 
 def _run_ffi(q, k, v, beta, initial_state) -> tuple[jax.Array, jax.Array]:
     """Cast to the contract's dtypes (autodiff casts gradients back) and call the fused kernels."""
-    ffi.registered_platforms(_KERNEL)  # register every built library, so any lowering platform works
-    ffi.ensure_registered(jax.default_backend(), _KERNEL)  # a clear error when the current one has none
+    ensure_registered(_KERNEL)
     dtype = q.dtype
     batch, _, heads, dk = q.shape
     h0 = (
@@ -156,14 +157,11 @@ def delta_rule(
     shape = check_delta_args(q, k, v, beta, initial_state)
     if normalize_qk:
         q, k = l2_normalize(q).astype(q.dtype), l2_normalize(k).astype(k.dtype)
-    impl = autotune.resolve(shape, impl, traced=isinstance(q, jax.core.Tracer))
-    o, last = _IMPLS[impl](q, k, v, beta, initial_state)
-    return (o, last) if return_last_state else o
+    return dispatch(shape, impl, _IMPLS, (q, k, v, beta, initial_state), return_last_state)
 
 
 def _shape_key(shape: DeltaRuleShape) -> str:
-    sizes = "x".join(str(autotune.bucket(s)) for s in (shape.batch, shape.length))
-    return f"{sizes}|H{shape.heads}|K{shape.key_dim}|V{shape.value_dim}"
+    return f"{bucket_key(shape.batch, shape.length)}|H{shape.heads}|K{shape.key_dim}|V{shape.value_dim}"
 
 
 def _workload(shape: DeltaRuleShape, impl: str) -> Callable[[], Any]:
@@ -174,12 +172,7 @@ def _workload(shape: DeltaRuleShape, impl: str) -> Callable[[], Any]:
         shape.dtype,
         with_state=False,
     )
-
-    def loss(inputs):
-        return jnp.sum(delta_rule(**inputs, impl=impl).astype(jnp.float32))
-
-    step = jax.jit(jax.grad(loss))
-    return lambda: step(x)
+    return grad_workload(delta_rule, x, impl=impl)
 
 
 autotune.register(autotune.Kernel(_KERNEL, IMPLS[1:], "chunked", _shape_key, _workload))

@@ -21,8 +21,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from xla_ffi import autotune, ffi, reference
+from xla_ffi import autotune, reference
 from xla_ffi.checks import check_array, check_rank
+from xla_ffi.custom_call import (
+    CHUNK,
+    bucket_key,
+    call,
+    dispatch,
+    ensure_registered,
+    grad_workload,
+    num_chunks,
+)
 from xla_ffi.types import ScanShape
 
 __all__ = [
@@ -31,7 +40,6 @@ __all__ = [
 ]
 
 IMPLS = ("auto", "ffi", "scan", "associative")
-CHUNK = 64  # steps between the states the forward pass saves for the backward pass
 FWD_TARGET = "selective_scan_fwd"
 BWD_TARGET = "selective_scan_bwd"
 _KERNEL = "selective_scan"
@@ -58,11 +66,6 @@ def check_args(u, delta, A, B, C, D=None, z=None, delta_bias=None) -> ScanShape:
     return ScanShape(batch, length, channels, state, jnp.dtype(u.dtype).name, z is not None)
 
 
-def num_chunks(length: int, chunk: int) -> int:
-    """Number of saved chunk-boundary states for a sequence of ``length`` steps."""
-    return max(1, -(-length // chunk))
-
-
 def _attrs(softplus: bool, has_z: bool, chunk: int) -> dict:
     return {"softplus": bool(softplus), "has_z": bool(has_z), "chunk": np.int64(chunk)}
 
@@ -78,8 +81,7 @@ def fwd_call(operands: tuple[jax.Array, ...], *, softplus: bool, has_z: bool, ch
         jax.ShapeDtypeStruct((batch, channels, state), jnp.float32),
         jax.ShapeDtypeStruct((batch, num_chunks(length, chunk), channels, state), jnp.float32),
     )
-    call = jax.ffi.ffi_call(FWD_TARGET, out, vmap_method="sequential")
-    return call(*operands, **_attrs(softplus, has_z, chunk))
+    return call(FWD_TARGET, out, operands, vmap_method="sequential", **_attrs(softplus, has_z, chunk))
 
 
 def bwd_call(operands: tuple[jax.Array, ...], chunk_states: jax.Array, dy: jax.Array, dlast: jax.Array, *,
@@ -90,8 +92,8 @@ def bwd_call(operands: tuple[jax.Array, ...], chunk_states: jax.Array, dy: jax.A
     same_as_u = (0, 1, 6)  # du, ddelta, dz
     out = tuple(jax.ShapeDtypeStruct(x.shape, u_dtype if i in same_as_u else f32)
                 for i, x in enumerate(operands))
-    call = jax.ffi.ffi_call(BWD_TARGET, out, vmap_method="sequential")
-    return call(*operands, chunk_states, dy, dlast, **_attrs(softplus, has_z, chunk))
+    return call(BWD_TARGET, out, (*operands, chunk_states, dy, dlast), vmap_method="sequential",
+                **_attrs(softplus, has_z, chunk))
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(8, 9))
@@ -123,8 +125,7 @@ _fused.defvjp(_fused_fwd, _fused_bwd)
 
 def _run_ffi(u, delta, A, B, C, D, z, delta_bias, softplus: bool) -> tuple[jax.Array, jax.Array]:
     """Cast to the contract's dtypes (autodiff casts gradients back) and call the fused kernels."""
-    ffi.registered_platforms(_KERNEL)  # register every built library, so any lowering platform works
-    ffi.ensure_registered(jax.default_backend(), _KERNEL)  # a clear error when the current one has none
+    ensure_registered(_KERNEL)
     dtype, f32 = u.dtype, jnp.float32
     channels = u.shape[2]
     Dskip = jnp.zeros((channels,), f32) if D is None else D.astype(f32)
@@ -171,28 +172,19 @@ def selective_scan(
       y ``[batch, length, channels]`` in u's dtype, or ``(y, last_state)``.
     """
     shape = check_args(u, delta, A, B, C, D, z, delta_bias)
-    traced = isinstance(u, jax.core.Tracer)
-    impl = autotune.resolve(shape, impl, traced=traced, delta_softplus=delta_softplus)
-    y, last = _IMPLS[impl](u, delta, A, B, C, D, z, delta_bias, delta_softplus=delta_softplus)
-    return (y, last) if return_last_state else y
+    return dispatch(shape, impl, _IMPLS, (u, delta, A, B, C, D, z, delta_bias), return_last_state,
+                    delta_softplus=delta_softplus)
 
 
 def _shape_key(shape: ScanShape) -> str:
-    sizes = "x".join(str(autotune.bucket(s)) for s in (shape.batch, shape.length, shape.channels))
-    return f"{sizes}|N{shape.state}|z{int(shape.has_z)}"
+    return f"{bucket_key(shape.batch, shape.length, shape.channels)}|N{shape.state}|z{int(shape.has_z)}"
 
 
 def _workload(shape: ScanShape, impl: str, *, delta_softplus: bool = True) -> Callable[[], Any]:
     """One jitted forward+backward of ``impl`` at ``shape``, on random Mamba-like operands."""
     x = reference.random_inputs(0, (shape.batch, shape.length, shape.channels, shape.state), shape.dtype,
                                 with_z=shape.has_z)
-
-    def loss(inputs):
-        y = selective_scan(**inputs, delta_softplus=delta_softplus, impl=impl)
-        return jnp.sum(y.astype(jnp.float32))
-
-    step = jax.jit(jax.grad(loss))
-    return lambda: step(x)
+    return grad_workload(selective_scan, x, delta_softplus=delta_softplus, impl=impl)
 
 
 autotune.register(autotune.Kernel(_KERNEL, IMPLS[1:], "scan", _shape_key, _workload))
