@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Literal
 
-from experiments.bench_selective_scan import parse_shapes
+from experiments.bench_kernels import parse_shapes
 from experiments.launcher import launch
 
 
