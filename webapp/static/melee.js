@@ -70,14 +70,22 @@ function draw() {
     }
     const name = p.action_names[p.action[row]];
     ctx.fillStyle = "#fff"; ctx.font = "12px sans-serif";
-    ctx.fillText(`P${i + 1} ${name} (${p.action_frame[row]})  ${(p.percent[row] ?? 0).toFixed(0)}%`,
-                 px - w / 2, py - h - 6 - 16 * i);
+    ctx.fillText(`P${i + 1}`, px - w / 2, py - h - 6);
+    ctx.fillStyle = COLOURS[i]; ctx.font = "14px sans-serif";  // the full line in the corner, one per player
+    ctx.fillText(`P${i + 1} ${p.character}: ${name}, frame ${show(p.action_frame[row])}, ` +
+                 `${show(p.percent[row], 0)}%`, 12, 22 + 20 * i);
     drawn.push({ player: i, x, y, px: t.px(x), py: t.py(y), inside, facing, action: p.action[row], name });
     drawController(ctx, p, row, i === 0 ? 10 : canvas.width - 310, canvas.height - 84, COLOURS[i],
                    `P${i + 1} ${p.character}`);
   });
   window.meleeDrawn = { row, frame: data.frame[row], players: drawn };
   info();
+}
+
+// A value for the page: "-" where the file has none (older replays lack some fields).
+function show(value, digits) {
+  if (value === null || value === undefined) return "-";
+  return digits === undefined ? `${value}` : Number(value).toFixed(digits);
 }
 
 function info() {
@@ -89,12 +97,12 @@ function info() {
     box.append(el("table", { class: "panel player-info" },
       el("tr", {}, el("th", { text: `P${i + 1}` }), el("td", { text: p.character })),
       el("tr", {}, el("th", { text: "action" }), cell("action", `${p.action_names[p.action[row]]} (${p.action[row]})`)),
-      el("tr", {}, el("th", { text: "action frame" }), cell("action-frame", `${p.action_frame[row]}`)),
-      el("tr", {}, el("th", { text: "x, y" }), cell("xy", `${p.x[row]?.toFixed(2)}, ${p.y[row]?.toFixed(2)}`)),
+      el("tr", {}, el("th", { text: "action frame" }), cell("action-frame", show(p.action_frame[row]))),
+      el("tr", {}, el("th", { text: "x, y" }), cell("xy", `${show(p.x[row], 2)}, ${show(p.y[row], 2)}`)),
       el("tr", {}, el("th", { text: "facing" }), cell("facing", p.facing[row] > 0 ? "right" : "left")),
-      el("tr", {}, el("th", { text: "shield" }), cell("shield", `${p.shield[row]?.toFixed(1)}`)),
-      el("tr", {}, el("th", { text: "percent, stocks" }), cell("percent", `${p.percent[row]?.toFixed(0)}%, ${p.stocks[row]}`)),
-      el("tr", {}, el("th", { text: "on ground" }), cell("ground", `${p.on_ground[row]}`))));
+      el("tr", {}, el("th", { text: "shield" }), cell("shield", show(p.shield[row], 1))),
+      el("tr", {}, el("th", { text: "percent, stocks" }), cell("percent", `${show(p.percent[row], 0)}%, ${show(p.stocks[row])}`)),
+      el("tr", {}, el("th", { text: "on ground" }), cell("ground", show(p.on_ground[row])))));
   });
   document.getElementById("frame-text").textContent = `row ${row + 1} / ${data.rows}, frame ${data.frame[row]}`;
   document.getElementById("scrub").value = row;
