@@ -79,7 +79,9 @@ class Api:
     def info(self, params: dict[str, Any]) -> dict[str, Any]:
         return {"bots": sorted(BOTS), "players": ["pretrained", *sorted(BOTS), "argmax:pretrained", "search"],
                 "accepted": accepted_players(), "variants": sorted(VARIANTS),
-                "folders": self.roots.describe(), "runs": self.roots.listing("runs", ("/",))}
+                "folders": self.roots.describe(),
+                "agents": self.roots.folders("runs", ("params.npz", "config.json")),
+                "runs": self.roots.folders("runs", ("*.parquet", "closed_loop/*.parquet"))}
 
     # ---- Lost Cities: play -----------------------------------------------------------------
     def _start(self, **kwargs: Any) -> dict[str, Any]:
@@ -180,8 +182,8 @@ class Api:
 
     # ---- Melee -----------------------------------------------------------------------------
     def melee_list(self, params: dict[str, Any]) -> dict[str, Any]:
-        return {"replays": self.roots.listing("replays", (".slp",)),
-                "rollouts": self.roots.listing("runs", (".parquet",)), "folders": self.roots.describe()}
+        return {"replays": self.roots.files("replays", (".slp",)),
+                "rollouts": self.roots.files("runs", (".parquet",)), "folders": self.roots.describe()}
 
     def melee_rollouts(self, params: dict[str, Any]) -> dict[str, Any]:
         """The rollout files of a run folder (its ``closed_loop/`` or itself)."""

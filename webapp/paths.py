@@ -8,6 +8,7 @@ otherwise it is refused. Nothing outside the roots is ever opened or listed.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 
 __all__ = ["AllowedRoots", "PathRefused"]
@@ -47,15 +48,17 @@ class AllowedRoots:
             raise PathRefused(f"{requested!r} does not exist in the {kind} folder {root}")
         return target
 
-    def listing(self, kind: str, suffixes: tuple[str, ...], limit: int = 2000) -> list[str]:
-        """Files (or, for ``suffixes=("/",)``, folders) below root ``kind``, relative, sorted."""
+    def _below(self, kind: str, keep: Callable[[Path], bool], limit: int) -> list[str]:
         root = self.roots.get(kind)
         if root is None:
             return []
-        if suffixes == ("/",):
-            found = [p for p in root.rglob("*") if p.is_dir() and any(p.glob("*.parquet"))]
-            found += [root] if any(root.glob("*.parquet")) else []
-        else:
-            found = [p for p in root.rglob("*") if p.is_file() and p.name.endswith(suffixes)]
-        names = sorted(str(p.relative_to(root)) for p in found if p.resolve().is_relative_to(root))
-        return names[:limit]
+        found = [p for p in root.rglob("*") if keep(p) and p.resolve().is_relative_to(root)]
+        return sorted(str(p.relative_to(root)) for p in found)[:limit]
+
+    def files(self, kind: str, suffixes: tuple[str, ...], limit: int = 2000) -> list[str]:
+        """Files below root ``kind`` whose names end in one of ``suffixes``, relative, sorted."""
+        return self._below(kind, lambda p: p.is_file() and p.name.endswith(suffixes), limit)
+
+    def folders(self, kind: str, holding: tuple[str, ...], limit: int = 2000) -> list[str]:
+        """Folders below root ``kind`` holding a file matching one of the ``holding`` patterns."""
+        return self._below(kind, lambda p: p.is_dir() and any(any(p.glob(g)) for g in holding), limit)

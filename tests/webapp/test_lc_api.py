@@ -130,6 +130,7 @@ def test_an_exported_agent_folder_under_runs_plays_as_its_agent(client, runs_dir
     """The shipped agent written to a folder under --runs, named by that folder (relative), plays the
     very moves and probabilities ``pretrained`` plays on the same deal and seeds."""
     write_agent(load_pretrained(CLASSIC), runs_dir / "exported")
+    assert "exported" in client.ok("GET", "/api/info")["agents"]  # offered on the pages
     games = [client.ok("POST", "/api/lc/new", {"opponent": name, "seed": 9, "human_seat": 1})
              for name in ("exported", "pretrained")]
     assert games[0]["learned"] and games[0]["opponent"] == "exported"

@@ -64,6 +64,7 @@ def test_rollout_metrics_are_its_own_and_the_teachers(client, replay_path, runs_
     policy, teacher = table.slice(200, 400), table.slice(600, 400)
     pq.write_table(policy, run / "policy_seed0_fixture.parquet")
     pq.write_table(teacher, run / "teacher_fixture.parquet")
+    assert "sliced" in client.ok("GET", "/api/info")["runs"]  # offered on the page
     listed = client.ok("GET", "/api/melee/rollouts?run=sliced")["rollouts"]
     assert listed == [f"sliced/closed_loop/{n}.parquet" for n in ("policy_seed0_fixture", "teacher_fixture")]
     view = client.ok("GET", f"/api/melee/open?kind=rollout&path={listed[0]}")

@@ -38,7 +38,8 @@ def test_inside_is_found_and_outside_refused(tree):
         roots.resolve("replays", "a/none.slp")
     with pytest.raises(PathRefused, match="no runs folder"):
         roots.resolve("runs", "a")
-    assert roots.listing("replays", (".slp",)) == ["a/x.slp"]  # the link's target is not listed
+    assert roots.files("replays", (".slp",)) == ["a/x.slp"]  # the link's target is not listed
+    assert roots.folders("replays", ("*.slp",)) == ["a"]
 
 
 @settings(max_examples=200, deadline=None)

@@ -95,7 +95,7 @@ function scoreTable(board, variant, names) {
 async function fillPlayersAndVariants() {
   const info = await api("GET", "/api/info");
   const list = document.getElementById("player-names");
-  for (const name of [...info.players, ...info.runs]) list.append(el("option", { value: name }));
+  for (const name of [...info.players, ...info.agents]) list.append(el("option", { value: name }));
   const select = document.getElementById("variant");
   for (const name of info.variants) select.append(el("option", { value: name, text: name }));
   select.value = "classic";
