@@ -38,6 +38,17 @@ def _outputs_and_grads(inputs: dict[str, jax.Array], impl: str) -> dict[str, np.
 @pytest.mark.parametrize("shape", [(2, 300, 40, 16), (1, 70, 9, 1), (2, 65, 24, 64), (1, 33, 8, 256),
                                    (3, 1, 5, 3)], ids=lambda s: "x".join(map(str, s)))
 def test_cuda_matches_scan_reference(shape: tuple[int, int, int, int], dtype: str) -> None:
+    _check(shape, dtype)
+
+
+def test_cuda_backward_strides_past_its_history_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One history slot of scratch (64 steps x 4 states x 128 threads x 4 bytes): one block
+    strides over every work item."""
+    monkeypatch.setenv("XLA_FFI_SCAN_CUDA_HISTORY_BYTES", str(64 * 4 * 128 * 4))
+    _check((2, 300, 40, 16), "float32")
+
+
+def _check(shape: tuple[int, int, int, int], dtype: str) -> None:
     inputs = random_inputs(0, shape, dtype)
     got, want = _outputs_and_grads(inputs, "ffi"), _outputs_and_grads(inputs, "scan")
     tol = 3e-2 if dtype == "bfloat16" else 1e-4

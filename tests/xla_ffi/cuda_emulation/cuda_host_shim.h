@@ -271,16 +271,10 @@ struct __nv_bfloat16 {
   uint16_t bits;
 };
 
-inline float __bfloat162float(__nv_bfloat16 v) {
-  const uint32_t u = static_cast<uint32_t>(v.bits) << 16;
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
+inline float __bfloat162float(__nv_bfloat16 v) { return emu::Float(static_cast<uint32_t>(v.bits) << 16); }
 
 inline __nv_bfloat16 __float2bfloat16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
+  uint32_t u = emu::Bits(f);
   if (std::isnan(f)) return __nv_bfloat16{static_cast<uint16_t>((u >> 16) | 0x40)};
   u += 0x7fffu + ((u >> 16) & 1u);
   return __nv_bfloat16{static_cast<uint16_t>(u >> 16)};
