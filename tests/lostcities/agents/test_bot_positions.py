@@ -114,17 +114,28 @@ PILE_DEAD = dict(
     hand="g2 g3 b2 b3 w2 w3 y2", mine="rw0 r5 r6 r7", theirs="g10 b10 w10",
     opp_hand="r8 r9 r10 y5 y6 y7 y8 y9", deck="y10 yw0", tops="r4")
 
+# The last turn again, with the blue 8 9 10 in hand (27 points, blue unopened) and every other
+# hand card dead for both: opening blue now scores 8 - 20 = -12 and our draw ends the game, so
+# the right move is any discard. The planners weigh the turns left (careful, heuristic); by their
+# rules threshold opens at 12 points late in the game and greedy on a 12-point hand.
+LATE_OPEN = dict(
+    hand="b8 b9 b10 r2 r3 g2 w2 y2", mine="r9 g9 w9 y9", theirs="r10 g10 w10 y10",
+    opp_hand="r4 r5 g4 g5 w4 w5 y4 y5", deck="y3")
+
 CASES = {
     "last_turn": (LAST_TURN, 0, {play("r10")}),
     "gift_10": (GIFT_10, 0, {discard(c) for c in DEAD}),
     "pile_extends": (PILE_EXTENDS, 1, {draw_pile("r")}),
     "pile_dead": (PILE_DEAD, 1, {DRAW_DECK}),
 }
+"""Positions every bot must get right: (position, phase, the right moves)."""
+PLANNER_CASES = {"late_open": (LATE_OPEN, 0, {discard(c) for c in LATE_OPEN["hand"].split()})}
+"""Positions only a bot that counts the turns left gets right (the planners and the search)."""
 
 
 @functools.cache
 def _shown(case: str):
-    spec, phase, right = CASES[case]
+    spec, phase, right = {**CASES, **PLANNER_CASES}[case]
     state = position(**spec, phase=phase)
     _, obs, mask = engine.to_move(state, V)
     return state, obs, mask, right
@@ -164,12 +175,23 @@ def test_bot_chooses_the_right_move(bot):
     assert not wrong, (bot, wrong)
 
 
+@pytest.mark.parametrize("bot, opens", [("careful", False), ("heuristic", False), ("threshold", True),
+                                        ("greedy", True)])
+def test_a_late_opening_tells_the_planners_apart(bot, opens):
+    """The planners discard on the last turn rather than open blue; threshold and greedy open it
+    with its lowest card, as their rules say (so the position can tell the two kinds apart)."""
+    chosen = _choices(make_bot(bot, V), ("late_open",), keys=8, seed=0)["late_open"]
+    assert (chosen == {play("b8")}) if opens else (chosen <= PLANNER_CASES["late_open"][2]), chosen
+
+
 @pytest.mark.slow  # one compile of N x k rollouts to the end: ~45 s on 2 cores
 def test_search_chooses_the_right_move():
     """The ladder's ``search`` player (heuristic rollouts on both sides, every legal move a
-    candidate) at 8 determinizations, on two keys. (Not ``pile_dead``: there a pile draw that
-    stalls the deck may be worth more than the deck, which no bot rule weighs.)"""
+    candidate) at 8 determinizations, on two keys, the late opening included. (Not ``pile_dead``:
+    there a pile draw that stalls the deck may be worth more than the deck, which no bot rule
+    weighs.)"""
     search = resolve_player("search", V, search=SearchSpec(determinizations=8))
-    chosen = _choices(search, ("gift_10", "last_turn", "pile_extends"), keys=2, seed=1)
-    wrong = {c: picks - CASES[c][2] for c, picks in chosen.items() if not picks <= CASES[c][2]}
+    chosen = _choices(search, ("gift_10", "last_turn", "pile_extends", "late_open"), keys=2, seed=1)
+    right = {**CASES, **PLANNER_CASES}
+    wrong = {c: picks - right[c][2] for c, picks in chosen.items() if not picks <= right[c][2]}
     assert not wrong, wrong
