@@ -8,6 +8,7 @@ from collections import defaultdict
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
@@ -53,7 +54,8 @@ def test_every_shared_field_equals_the_slp_parse(external_dir, replay_path, name
     Nana are exactly our values: both are the replay's own float32 fields, and libmelee's
     ``x/2 + 0.5`` stick map lands on the same float32 as ours. Two documented transforms:
     action frames are libmelee's ``int()`` (its +1 on zero-indexed actions undone with its
-    actiondata.csv), and a field the replay's version lacks (null for us) is libmelee's default."""
+    actiondata.csv), and a field the replay's version lacks (null for us) is libmelee's default.
+    The model inputs of both views are then ours exactly."""
     ext = read_pair(_p1(external_dir, name), zero_index_csv=_actiondata()).table
     ours = parse_replay(replay_path(name)).table
     assert ext["frame"].equals(ours["frame"]) and ext["stage"].equals(ours["stage"])
@@ -76,6 +78,16 @@ def test_every_shared_field_equals_the_slp_parse(external_dir, replay_path, name
         np.testing.assert_array_equal(a, b, err_msg=col)
         checked += 1
     assert checked >= 2 * 30  # every per-player field of ours but the extras and the gated ones
+    # So the model inputs are ours once our action frames are truncated (the gated fields' null
+    # defaults are libmelee's values), for both players' views.
+    for i, col in enumerate(ours.column_names):
+        if col.endswith("action_frame"):
+            whole = ours[col].combine_chunks()
+            ours = ours.set_column(i, ours.field(col), pc.trunc(whole).cast(whole.type))
+    for pov in (0, 1):
+        a, b = replay_features(ext, pov, EmbeddingSpec()), replay_features(ours, pov, EmbeddingSpec())
+        for part in ("state", "prev_controller", "categorical", "buttons", "sticks", "shoulder"):
+            np.testing.assert_array_equal(getattr(a, part), getattr(b, part), err_msg=f"{pov} {part}")
 
 
 def test_libmelee_reindexing_is_undone_only_with_its_table(external_dir, replay_path, tmp_path):
