@@ -180,6 +180,18 @@ def test_gru_backward_strides_past_its_gate_block_cap(gru_emulator: Path, tmp_pa
     assert gate_grids == [(1, 1, 1)] * GRU_CASES[1][1]
 
 
+def test_gru_backward_rejects_a_bad_gate_block_cap(gru_emulator: Path, tmp_path: Path) -> None:
+    """The cap's override must be a positive integer: anything else is an error naming it."""
+    batch, length, hidden = 2, 3, 8
+    arrays = {"Wt": np.zeros((3 * hidden, hidden)), "h0": np.zeros((batch, hidden)),
+              "y": np.zeros((batch, length, hidden)), "gates": np.zeros((batch, length, 4 * hidden)),
+              "dy": np.zeros((batch, length, hidden)), "dlast": np.zeros((batch, hidden))}
+    result = emulation.execute([gru_emulator, "bwd", "f32", batch, length, hidden], tmp_path / "bwd", arrays,
+                               {"XLA_FFI_GRU_CUDA_GATE_BLOCKS": "0"})
+    assert result.returncode == 3, result.stderr
+    assert "gru_bwd (CUDA): XLA_FFI_GRU_CUDA_GATE_BLOCKS=0 is not a positive integer" in result.stderr
+
+
 def test_delta_rule_at_the_largest_key_size_opts_in_to_shared_memory(
     delta_emulator: Path, tmp_path: Path
 ) -> None:
