@@ -135,19 +135,23 @@ class LiveAgent:
         if len(opening) != self.delay:
             raise ValueError(f"opening: {len(opening)} controls given, the policy's delay is {self.delay}")
         self.opening = tuple(opening)
-        self.reset()
+        self._fresh()
 
     def reset(self) -> None:
         """A new game: fresh recurrent state, the opening's last ``delay - 1`` controls queued, its
         last as the previous controller, and every button released on the controller."""
+        self._fresh()
+        if self.pad is not None:
+            self.pad.release_all()
+
+    def _fresh(self) -> None:
+        """The state of :meth:`reset` without touching the controller (which may not be connected yet)."""
         self.adapter.reset()
         self._carry = self._init_carry
         self._queue: collections.deque[Controls] = collections.deque(self.opening[1:])
         self._previous = self._quantised(self.opening[-1])
         self.last_inputs: FrameInputs | None = None
         self.sent = self._neutral
-        if self.pad is not None:
-            self.pad.release_all()
 
     def act(self, gamestate: melee.GameState) -> Controls:
         """The controls to send after this frame (sent to the controller when there is one)."""

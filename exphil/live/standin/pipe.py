@@ -26,6 +26,8 @@ import select
 import time
 from pathlib import Path
 
+from exphil.live.pad import game_shoulder, game_stick
+
 __all__ = ["BUTTON_BITS", "ControllerPipe", "PadRead", "PadState", "parse_command"]
 
 BUTTON_BITS = {"A": 0x0100, "B": 0x0200, "X": 0x0400, "Y": 0x0800, "START": 0x1000, "Z": 0x0010,
@@ -33,8 +35,7 @@ BUTTON_BITS = {"A": 0x0100, "B": 0x0200, "X": 0x0400, "Y": 0x0800, "START": 0x10
                "D_UP": 0x0008}
 """Physical button bits of a pre-frame event, by libmelee's button names."""
 
-STICK_DEADZONE, STICK_UNIT = 23, 80.0
-TRIGGER_DEADZONE, TRIGGER_UNIT, Z_TRIGGER = 43, 140.0, 0.35
+TRIGGER_UNIT, Z_TRIGGER = 140.0, 0.35
 log = logging.getLogger(__name__)
 
 
@@ -65,7 +66,7 @@ def _raw_stick(v: float) -> int:
 
 def _stick(x: float, y: float) -> tuple[tuple[float, float], tuple[int, int]]:
     raw = (_raw_stick(x), _raw_stick(y))
-    axes = [0.0 if abs(r) < STICK_DEADZONE else r / STICK_UNIT for r in raw]
+    axes = [float(game_stick(r)) * 2.0 - 1.0 for r in raw]
     norm = math.hypot(*axes)
     if norm > 1.0:
         axes = [a / norm for a in axes]
@@ -75,8 +76,7 @@ def _stick(x: float, y: float) -> tuple[tuple[float, float], tuple[int, int]]:
 def _analog(v: float) -> tuple[float, float]:
     """(physical, processed) of an analog shoulder value."""
     raw = max(0, min(255, math.floor(v * 255)))
-    physical = min(raw / TRIGGER_UNIT, 1.0)
-    return physical, (physical if raw >= TRIGGER_DEADZONE else 0.0)
+    return min(raw / TRIGGER_UNIT, 1.0), min(float(game_shoulder(raw)), 1.0)
 
 
 @dataclasses.dataclass
