@@ -134,11 +134,6 @@ class SimState:
             down_frames=jnp.asarray(100, i32), unknown=jnp.asarray(0, i32), frame=jnp.asarray(0, i32))
 
 
-def stack_states(states: list[SimState]) -> SimState:
-    """Stack unbatched states along a new leading axis."""
-    return jax.tree.map(lambda *xs: jnp.stack(xs), *states)
-
-
 def to_numpy(state: SimState) -> dict[str, np.ndarray]:
     """Every field as a numpy array (host copy)."""
     return {f.name: np.asarray(getattr(state, f.name)) for f in dataclasses.fields(SimState)}
