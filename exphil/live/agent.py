@@ -31,9 +31,9 @@ from exphil.data.parse import FIRST_PLAYABLE_FRAME, processed_trigger
 from exphil.data.spec import BUTTONS, EmbeddingSpec
 from exphil.live.adapter import FrameAdapter, FrameInputs
 from exphil.live.pad import Controls, PadWriter, neutral_controls, shoulder_class_values
+from exphil.models.heads import default_thresholds
 from exphil.models.policy import Policy
 from exphil.train.restore import restore_policy
-from exphil.train.thresholds import default_thresholds
 
 __all__ = ["MAX_GAP_FILL", "LiveAgent", "load_policy"]
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from flax import nnx
 
 from exphil.data.spec import EmbeddingSpec
@@ -36,6 +37,16 @@ def greedy_choice(name: str, logits: jax.Array) -> jax.Array:
     if name == "buttons":
         return (logits > 0).astype(jnp.float32)
     return jnp.argmax(logits, axis=-1).astype(jnp.int32)
+
+
+DEFAULT_THRESHOLD = 0.5
+"""A button counts as pressed when ``sigmoid(logit) >= DEFAULT_THRESHOLD`` unless a run says otherwise."""
+
+
+def default_thresholds(num_buttons: int) -> np.ndarray:
+    """``DEFAULT_THRESHOLD`` for every button (float32 ``[num_buttons]``), as :func:`sampling_choice`
+    takes them."""
+    return np.full((num_buttons,), DEFAULT_THRESHOLD, np.float32)
 
 
 def sampling_choice(key: jax.Array, thresholds: jax.Array, temperature: float) -> Chooser:

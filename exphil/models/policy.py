@@ -13,7 +13,7 @@ from exphil.data.spec import EmbeddingSpec
 from exphil.models.backbones import build_backbone
 from exphil.models.config import PolicyConfig
 from exphil.models.embedding import Embedding, LinearMap
-from exphil.models.heads import HEADS, greedy_choice, sample_values, sampling_choice
+from exphil.models.heads import HEADS, default_thresholds, greedy_choice, sample_values, sampling_choice
 from exphil.models.outputs import ControllerSample, HeadOutputs
 from exphil.models.queue import neutral, queue_dim, queue_sequence, queue_step
 
@@ -112,7 +112,7 @@ class Policy(nnx.Module):
         ``frame_map`` as in :meth:`step`.
         """
         if thresholds is None:
-            thresholds = jnp.full((self.num_buttons,), 0.5, jnp.float32)
+            thresholds = default_thresholds(self.num_buttons)
         carry, h = self._hidden_step(carry, numeric_t, categorical_t, frame_map)
         logits, values = self.head.choose(h, sampling_choice(key, jnp.asarray(thresholds), temperature))
         return carry, sample_values(values), logits

@@ -30,6 +30,7 @@ import xla_ffi
 from exphil.data.spec import BUTTONS, EmbeddingSpec
 from exphil.data.stats import load_stats, press_rates
 from exphil.data.windows import WindowIterator, make_windows
+from exphil.models.heads import default_thresholds
 from exphil.models.policy import build_policy, count_params
 from exphil.train.config import RESUMABLE, DataStats, TrainConfig
 from exphil.train.data_source import dataset_beside, ensure_dataset
@@ -40,7 +41,6 @@ from exphil.train.optim import learning_rate, make_optimizer
 from exphil.train.parallel import data_mesh, replicate, shard_batch
 from exphil.train.scheduled import scheduled_sampling
 from exphil.train.step import batch_arrays, init_state, make_eval_step, make_train_step, split_policy
-from exphil.train.thresholds import default_thresholds
 from runkit import MetricsLog, RunDir, plots, read_metrics
 
 __all__ = ["Trainer", "load_trained", "resolve_config", "train"]

@@ -16,11 +16,11 @@ import numpy as np
 from flax import nnx
 
 from exphil.data.spec import EmbeddingSpec
+from exphil.models.heads import default_thresholds
 from exphil.models.policy import Policy, build_policy
 from exphil.train.config import TrainConfig
 from exphil.train.optim import make_optimizer
 from exphil.train.step import init_state, split_policy
-from exphil.train.thresholds import default_thresholds
 from runkit import RunDir
 
 __all__ = ["TrainedPolicy", "restore_policy"]

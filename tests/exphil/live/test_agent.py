@@ -22,8 +22,8 @@ from exphil.live.agent import MAX_GAP_FILL, LiveAgent, load_policy
 from exphil.live.console import replay_states
 from exphil.live.pad import BUTTON_ENUMS, RecordingController, neutral_controls, shoulder_class_values
 from exphil.models import PolicyConfig, build_policy
+from exphil.models.heads import default_thresholds
 from exphil.train import load_trained
-from exphil.train.thresholds import default_thresholds
 from tests.exphil.live.runs import make_run
 
 REPO = Path(__file__).resolve().parents[3]
@@ -60,7 +60,7 @@ def _reference(replay_path, delay: int, spec: EmbeddingSpec = SPEC, pov: int = 0
     f = replay_features(parse_replay(replay_path(REPLAY), extras=True).table, pov, spec)
     graph, state = nnx.split(policy)
     step = jax.jit(lambda s, c, n, k, key: nnx.merge(graph, s).sample(
-        c, n, k, key, thresholds=default_thresholds(), temperature=temperature))
+        c, n, k, key, thresholds=default_thresholds(spec.num_buttons), temperature=temperature))
     carry, previous, choices = policy.init_carry(1), neutral_controller(spec), []
     if opening is not None:
         previous = np.empty(len(spec.controller_fields), np.float32)
