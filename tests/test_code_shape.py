@@ -16,14 +16,6 @@ MAX_MODULE_LINES, MAX_FUNCTION_LINES = 400, 80
 LONG_FUNCTION_REASON = "Why one function:"
 """The docstring phrase that gives a function over ``MAX_FUNCTION_LINES`` lines its reason."""
 
-KNOWN = {
-    "cycle": {("xla_ffi", "xla_ffi.api", "xla_ffi.autotune", "xla_ffi.ffi")},
-    "module": set(),
-    "function": set(),
-}
-"""Violations being removed on their own branches; tolerated (not required) until they are gone."""
-
-
 _LEARNERS = ("lostcities.exact", "lostcities.deep_cfr", "lostcities.expert_iteration", "lostcities.rl")
 _NAMED_PLAYERS = ("lostcities.agents.players", "lostcities.agents.pretrained", "lostcities.agents.ladder",
                   "lostcities.games", "lostcities.play")
@@ -138,7 +130,7 @@ def _cycles(graph: dict[str, set[str]]) -> list[tuple[str, ...]]:
 def test_no_import_circles_and_nothing_imports_experiments():
     modules = _modules()
     graph = {name: set(_imports(name, path, modules)) for name, path in modules.items()}
-    assert set(_cycles(graph)) <= KNOWN["cycle"]
+    assert _cycles(graph) == []
     reaching_back = sorted(name for name, targets in graph.items()
                            if not name.startswith(("experiments", "tests"))
                            and any(t.startswith("experiments") for t in targets))
@@ -185,8 +177,8 @@ def test_modules_and_functions_stay_small():
                     and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
                     and LONG_FUNCTION_REASON not in (ast.get_docstring(node) or "")):
                 long_functions.add(f"{rel}:{node.name}")
-    assert long_modules <= KNOWN["module"]
-    assert long_functions <= KNOWN["function"]
+    assert long_modules == set()
+    assert long_functions == set()
 
 
 def test_the_cycle_check_finds_a_circle():
