@@ -2,34 +2,37 @@
 
     python -m experiments.web [--port=8000] [--host=127.0.0.1] [--replays=DIR] [--runs=DIR]
 
-The server reads replays only below ``--replays`` and run folders (closed-loop rollouts, learned
-Lost Cities agents) only below ``--runs``; it binds to localhost unless ``--host`` says otherwise.
+The server reads replays only below ``--replays`` (default: the shared replay folder) and run
+folders (closed-loop rollouts, Lost Cities agents) only below ``--runs``; it binds to localhost
+unless ``--host`` says otherwise, prints its address and serves until interrupted.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
 
-from absl import app, flags
-
-from exphil.data.paths import default_replay_dir
-
-HOST = flags.DEFINE_string("host", "127.0.0.1", "address to bind (localhost by default)")
-PORT = flags.DEFINE_integer("port", 8000, "port to listen on (0: any free port)")
-REPLAYS = flags.DEFINE_string("replays", "", "folder of .slp replays the viewer may open (default: the "
-                              "shared replay folder)")
-RUNS = flags.DEFINE_string("runs", "", "folder of run folders: closed-loop rollouts and Lost Cities agents")
+from experiments.launcher import launch
 
 
-def main(argv: Sequence[str]) -> None:
-    del argv
+@dataclasses.dataclass(frozen=True)
+class WebConfig:
+    """Where to listen and which folders the server may read."""
+
+    host: str = "127.0.0.1"  # localhost: the app has no authentication (docs/web.md)
+    port: int = 8000  # 0: any free port
+    replays: str = ""  # .slp replays the viewer may open (default: the shared replay folder)
+    runs: str = ""  # run folders: closed-loop rollouts and Lost Cities agents
+
+
+def main(cfg: WebConfig) -> None:
+    from exphil.data.paths import default_replay_dir
     from webapp.paths import AllowedRoots
     from webapp.server import make_server
 
-    replays = REPLAYS.value or (str(default_replay_dir()) if default_replay_dir().is_dir() else "")
-    server = make_server(AllowedRoots.of(replays=replays, runs=RUNS.value), HOST.value, PORT.value)
+    replays = cfg.replays or (str(default_replay_dir()) if default_replay_dir().is_dir() else "")
+    server = make_server(AllowedRoots.of(replays=replays, runs=cfg.runs), cfg.host, cfg.port)
     host, port = server.server_address[:2]
-    print(f"serving on http://{host}:{port}/  (replays: {replays or '-'}, runs: {RUNS.value or '-'}); "
+    print(f"serving on http://{host}:{port}/  (replays: {replays or '-'}, runs: {cfg.runs or '-'}); "
           "Ctrl-C stops", flush=True)
     try:
         server.serve_forever()
@@ -40,4 +43,4 @@ def main(argv: Sequence[str]) -> None:
 
 
 if __name__ == "__main__":
-    app.run(main)
+    launch(main, WebConfig())
