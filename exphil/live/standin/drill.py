@@ -40,11 +40,11 @@ _PAD_BUTTONS = {"a": "A", "b": "B", "x": "X", "y": "Y", "z": "Z", "l": "L", "r":
 
 
 def pad_of(read: PadRead) -> Pad:
-    """The simulator's pad (the parser's units) for a controller as the game read it."""
+    """The simulator's pad for a controller as the game read it: the parser's units, computed as the
+    parser computes them from the event's float32 fields (so the simulator sees what a replay shows)."""
     buttons = np.array([read.pressed(_PAD_BUTTONS[b]) for b in BUTTONS])
-    f32 = np.float32
-    return Pad(buttons, f32(read.main[0] * 0.5 + 0.5), f32(read.main[1] * 0.5 + 0.5),
-               f32(read.c[0] * 0.5 + 0.5), f32(read.c[1] * 0.5 + 0.5), f32(min(max(read.trigger, 0.0), 1.0)))
+    axes = np.clip(np.array([*read.main, *read.c], np.float32) * 0.5 + 0.5, 0.0, 1.0)
+    return Pad(buttons, *axes, np.clip(np.float32(read.trigger), 0.0, 1.0))
 
 
 def _packed(s: SimState) -> jax.Array:
