@@ -122,13 +122,16 @@ def teacher_twin(path: Path) -> Path | None:
 
 def frames_view(table: pa.Table, *, name: str, rollout: bool = False,
                 path: Path | None = None) -> dict[str, Any]:
-    """The page's frames: ``frame`` ids and per player (``players[i]``) each field as a column, the
-    buttons as lists, its action names by id; for a rollout its shine metrics, the teacher's from the same
-    start and the rows without evidence."""
+    """The page's frames: ``frame`` ids and per player (``players[i]``) each field as a column (Nana's
+    position too where there is one), the buttons as lists, its action names by id; for a rollout
+    its shine metrics, the teacher's from the same start and the rows without evidence."""
     stage_id = int(table["stage"][0].as_py())
     players = []
     for prefix in PLAYER_PREFIXES:
         cols = {f: _json_column(table[prefix + f]) for f in _FIELDS}
+        for f in ("nana_x", "nana_y"):  # Ice Climbers' follower, null where there is none
+            if prefix + f in table.column_names and table[prefix + f].null_count < table.num_rows:
+                cols[f] = _json_column(table[prefix + f])
         cols["buttons"] = {b: [bool(v) for v in table[f"{prefix}btn_{b}"].to_pylist()] for b in BUTTONS}
         character = int(table[prefix + "character"][0].as_py())
         cols["character"] = character_name(character)

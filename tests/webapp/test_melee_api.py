@@ -99,3 +99,15 @@ def test_rollout_unknown_frames_are_the_simulators(client, replay_path, runs_dir
         assert view["rollout"]["unknown"] == {"rows": truth, "mismatched": 0}, start
         flagged_any |= bool(truth)
     assert flagged_any  # the falling start leaves the replays' evidence
+
+
+def test_ice_climbers_nana_comes_with_her_position(client, replay_path):
+    table = parse_replay(replay_path("peppi_ics2.slp")).table
+    view = client.ok("GET", "/api/melee/open?kind=replay&path=peppi_ics2.slp")
+    for i, prefix in enumerate(("p0_", "p1_")):
+        column = table[prefix + "nana_x"]
+        if column.null_count == table.num_rows:
+            assert "nana_x" not in view["players"][i]
+            continue
+        want = [None if v is None else pytest.approx(v, abs=1e-4) for v in column.to_pylist()]
+        assert view["players"][i]["nana_x"] == want

@@ -64,6 +64,10 @@ function draw() {
     ctx.fillStyle = "#fff"; ctx.beginPath();  // facing: a triangle on the side the player faces
     ctx.moveTo(px + facing * (w / 2 + 8), py - h / 2); ctx.lineTo(px + facing * w / 2, py - h / 2 - 6);
     ctx.lineTo(px + facing * w / 2, py - h / 2 + 6); ctx.fill();
+    if (p.nana_x && p.nana_x[row] !== null) {  // Ice Climbers' Nana: a smaller hollow box
+      ctx.strokeStyle = COLOURS[i];
+      ctx.strokeRect(t.px(p.nana_x[row]) - w / 3, t.py(p.nana_y[row]) - 2 * h / 3, 2 * w / 3, 2 * h / 3);
+    }
     const shield = p.shield[row];
     if (shield !== null && shield < 60) {
       ctx.strokeStyle = "#f1c40f"; ctx.beginPath(); ctx.arc(px, py - h / 2, (h / 2 + 4) * shield / 60, 0, 2 * Math.PI); ctx.stroke();
