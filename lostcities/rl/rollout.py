@@ -6,7 +6,8 @@ opponent in the first group); each league snapshot plays its own equal slice of 
 each named player its group. A finished game is re-dealt at once with a fresh random seat for the
 learner (the game's own first player starts, so the learner moves first in half the games), so
 games run on across updates and a cut is bootstrapped by GAE. Only the learner's decisions are
-marked ``trained`` (both seats in the current-policy group with ``both_seats``).
+marked ``trained`` (both seats in the current-policy group with ``both_seats``). With several
+devices the games are split over them (``lostcities.sharding``) and XLA partitions the rest.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import jax.numpy as jnp
 
 from lostcities.game.api import Game, Policy
 from lostcities.rl.network import ActorCritic, Params, log_policy
+from lostcities.sharding import shard_games
 
 __all__ = ["Collector"]
 
@@ -91,7 +93,7 @@ class Collector:
         self_group = jnp.arange(n) < self.n_self
 
         def body(c: Carry, _: None) -> tuple[Carry, dict[str, jax.Array]]:
-            state, seat = c["state"], c["seat"]
+            state, seat = shard_games((c["state"], c["seat"]))  # games split over the local devices
             key, k_act, k_opp, k_step, k_deal = jax.random.split(c["key"], 5)
             player = jax.vmap(game.current_player)(state)
             obs = jax.vmap(game.observation)(state, player)

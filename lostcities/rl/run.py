@@ -24,6 +24,7 @@ from lostcities.rl.config import RESUMABLE, RLConfig
 from lostcities.rl.evaluate import Evaluator
 from lostcities.rl.init import initial_params
 from lostcities.rl.learner import make_learner
+from lostcities.sharding import place
 from runkit import plots
 from runkit.metrics import MetricsLog, read_metrics
 from runkit.run_dir import RunDir
@@ -64,6 +65,7 @@ def train(cfg: RLConfig, *, resume_overrides: Mapping[str, Any] | None = None) -
     else:  # the start (behaviour cloning included) is only computed for a fresh run
         params, init_stats = initial_params(cfg, game, learner.net, k_init)
         state = learner.init_state(params, k_state)
+    state = place(state)  # replicated over every device when there are several
     log = MetricsLog(run.metrics_path, truncate_after=start) if run is not None else None
     if log is not None and start == 0:
         log.log(0, {**init_stats, **evaluate(state.params), "seconds": time.time() - t0})
