@@ -118,7 +118,7 @@ class DeepCFRConfig:
     seed: int = 0
     run_dir: str = ""
     resume: str = ""  # a run folder to continue exactly (its config.json wins)
-    fallback: Literal["argmax", "uniform", "negative"] = "argmax"
+    fallback: Literal["argmax", "uniform"] = "argmax"
     exploration: float = 0.6  # outcome sampling: uniform mass mixed into the traverser's policy
     width: int | None = None  # external sampling: full-pool slots per traversal at each depth
     keep_value_nets: bool | None = None  # keep each iteration's nets (SD-CFR policy)

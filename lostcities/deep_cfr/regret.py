@@ -5,10 +5,7 @@ legal actions, normalised. When no legal advantage is positive a fallback decide
 
 - ``"argmax"`` (the Deep CFR paper's rule, the default): all mass on the legal action with the
   highest advantage (ties: the lowest action index);
-- ``"uniform"``: uniform over the legal actions (the paper's ablation: ~50% more exploitable);
-- ``"negative"``: the all-negative ablation, mass proportional to ``1 / |advantage|`` over the
-  legal actions, so the least-bad actions are played most (zero advantages share the mass
-  equally when any is exactly zero).
+- ``"uniform"``: uniform over the legal actions (the paper's ablation: ~50% more exploitable).
 
 Illegal actions always get probability exactly zero.
 """
@@ -22,7 +19,7 @@ import jax.numpy as jnp
 
 __all__ = ["Fallback", "masked_softmax", "regret_matching"]
 
-Fallback = Literal["argmax", "uniform", "negative"]
+Fallback = Literal["argmax", "uniform"]
 
 
 def _uniform(mask: jax.Array) -> jax.Array:
@@ -41,13 +38,8 @@ def regret_matching(advantages: jax.Array, mask: jax.Array, fallback: Fallback =
         backup = jax.nn.one_hot(best, adv.shape[-1], dtype=jnp.float32)
     elif fallback == "uniform":
         backup = _uniform(mask)
-    elif fallback == "negative":
-        zero = mask & (adv == 0.0)
-        inv = jnp.where(mask, 1.0 / jnp.maximum(-adv, 1e-30), 0.0)
-        inv = jnp.where(zero.any(-1, keepdims=True), zero.astype(jnp.float32), inv)
-        backup = inv / jnp.maximum(inv.sum(-1, keepdims=True), 1e-30)
     else:
-        raise ValueError(f"unknown regret-matching fallback {fallback!r}; use argmax, uniform or negative")
+        raise ValueError(f"unknown regret-matching fallback {fallback!r}; use argmax or uniform")
     backup = jnp.where(mask, backup, 0.0)
     return jnp.where(total > 0, matched, backup)
 

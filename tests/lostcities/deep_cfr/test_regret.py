@@ -13,7 +13,7 @@ def rm(adv, fallback="argmax", mask=MASK):
     return np.asarray(regret_matching(jnp.array(adv, jnp.float32), mask, fallback))
 
 
-@pytest.mark.parametrize("fallback", ["argmax", "uniform", "negative"])
+@pytest.mark.parametrize("fallback", ["argmax", "uniform"])
 def test_positive_part_normalised_over_legal_actions(fallback):
     # The illegal action's large advantage is ignored; -1 is clipped to 0.
     np.testing.assert_allclose(rm([1.0, 3.0, 100.0, -1.0], fallback), [0.25, 0.75, 0.0, 0.0])
@@ -27,13 +27,6 @@ def test_argmax_fallback_picks_highest_legal_advantage():
 
 def test_uniform_fallback():
     np.testing.assert_allclose(rm([-3.0, -0.5, 5.0, -1.0], "uniform"), [1 / 3, 1 / 3, 0, 1 / 3])
-
-
-def test_negative_fallback_weights_inverse_magnitude():
-    # 1/3 : 1/0.5 : 1/1  ->  (1/3, 2, 1) / (10/3)
-    np.testing.assert_allclose(rm([-3.0, -0.5, 5.0, -1.0], "negative"), [0.1, 0.6, 0.0, 0.3], rtol=1e-6)
-    # an exactly-zero legal advantage takes all the mass
-    np.testing.assert_allclose(rm([-3.0, 0.0, 5.0, -1.0], "negative"), [0, 1, 0, 0])
 
 
 def test_batched_rows_are_independent():
