@@ -1,16 +1,16 @@
 """Deep CFR (and SD-CFR) with vmap-batched traversals, coded only against ``lostcities.game.api.Game``.
 
-Modules: ``regret`` (regret matching, masked softmax), ``reservoir`` (aligned, bounded buffers),
-``merge`` (rows sharing an input merged into one, per batch or per buffer), ``networks``
-(flax.nnx MLPs used functionally), ``traversal`` (outcome, external and probe sampling), ``fit``
-(weighted MSE training), ``table`` (the buffer-tabular diagnostic), ``solver`` (the iteration),
-``policy`` (average net, SD-CFR, policy.json), ``config`` (the config tree and per-game defaults).
+Modules: ``reservoir`` (aligned, bounded buffers), ``merge`` (rows sharing an input merged into
+one, per batch or per buffer), ``networks`` (flax.nnx MLPs used functionally, the masked softmax;
+regret matching is ``lostcities.exact.cfr.regret_matching``), ``traversal`` (outcome, external
+and probe sampling), ``fit`` (weighted MSE training), ``table`` (the buffer-tabular diagnostic),
+``solver`` (the iteration), ``policy`` (average net, SD-CFR, policy.json), ``config`` (the config
+tree and per-game defaults).
 """
 
 from lostcities.deep_cfr.config import DeepCFRConfig, resolve
 from lostcities.deep_cfr.merge import merge_rows, merged_reservoir
-from lostcities.deep_cfr.networks import NetSpec
-from lostcities.deep_cfr.regret import masked_softmax, regret_matching
+from lostcities.deep_cfr.networks import NetSpec, masked_softmax
 from lostcities.deep_cfr.reservoir import Reservoir, reservoir_add, reservoir_init, reservoir_sample
 from lostcities.deep_cfr.solver import Solver, SolverState, make_solver
 from lostcities.deep_cfr.table import TableNet, fit_table
@@ -32,7 +32,6 @@ __all__ = [
     "merged_reservoir",
     "outcome_sampling",
     "probe_sampling",
-    "regret_matching",
     "reservoir_add",
     "reservoir_init",
     "reservoir_sample",

@@ -19,8 +19,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from lostcities.deep_cfr.networks import NetSpec
-from lostcities.deep_cfr.regret import masked_softmax
+from lostcities.deep_cfr.networks import NetSpec, masked_softmax
 from lostcities.deep_cfr.reservoir import Reservoir, reservoir_sample
 
 __all__ = ["FitSpec", "fit", "symmetric_batch", "weighted_loss"]

@@ -38,8 +38,8 @@ from lostcities.agents.evaluation import (
 )
 from lostcities.deep_cfr.networks import NetSpec
 from lostcities.deep_cfr.player import net_policy, regret_policy
-from lostcities.deep_cfr.regret import Fallback
 from lostcities.deep_cfr.solver import Solver, SolverState, traversal_rows
+from lostcities.exact.cfr import Fallback
 from lostcities.game.api import Policy
 from lostcities.game.variants import Variant
 from lostcities.sharding import whole

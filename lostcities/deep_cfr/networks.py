@@ -6,7 +6,9 @@ On Lost Cities a net may also read per-colour summaries of its observation
 Used functionally: :class:`NetSpec` holds the static module definition, ``init(key)`` returns a
 parameter pytree (jittable, so advantage nets can be re-initialised inside a compiled
 iteration) and ``apply(params, obs)`` the ``[..., num_actions]`` outputs, computed in float32 or
-bfloat16 (parameters stay float32; outputs are returned as float32).
+bfloat16 (parameters stay float32; outputs are returned as float32). An advantage net's outputs
+become a strategy by regret matching (``lostcities.exact.cfr.regret_matching``), the average-strategy
+net's by :func:`masked_softmax`.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from flax import nnx
 from lostcities.game.colour_features import colour_feature_size, colour_features
 from lostcities.game.variants import Variant
 
-__all__ = ["MLP", "NetSpec"]
+__all__ = ["MLP", "NetSpec", "masked_softmax"]
 
 
 class MLP(nnx.Module):
@@ -82,3 +84,11 @@ def _template(spec: NetSpec) -> Any:
         module = nnx.eval_shape(lambda: spec._module(jax.random.key(0)))
         _TEMPLATES[spec] = nnx.split(module, nnx.Param)
     return _TEMPLATES[spec]
+
+
+def masked_softmax(logits: jax.Array, mask: jax.Array) -> jax.Array:
+    """Softmax over the legal actions only (illegal actions get exactly 0; all-illegal rows get 0)."""
+    z = jnp.where(mask, logits.astype(jnp.float32), -jnp.inf)
+    z = z - jnp.max(jnp.where(mask, z, -1e30), axis=-1, keepdims=True)
+    e = jnp.where(mask, jnp.exp(z), 0.0)
+    return e / jnp.maximum(e.sum(-1, keepdims=True), 1e-30)

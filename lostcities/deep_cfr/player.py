@@ -15,9 +15,9 @@ import jax
 import jax.numpy as jnp
 
 from lostcities.deep_cfr.config import DeepCFRConfig, resolve
-from lostcities.deep_cfr.networks import NetSpec
-from lostcities.deep_cfr.regret import Fallback, masked_softmax, regret_matching
+from lostcities.deep_cfr.networks import NetSpec, masked_softmax
 from lostcities.deep_cfr.solver import make_solver
+from lostcities.exact.cfr import Fallback, regret_matching
 from lostcities.game.api import Policy
 from lostcities.game.variants import Variant
 from lostcities.games import make_game

@@ -17,8 +17,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from lostcities.deep_cfr.networks import NetSpec
-from lostcities.deep_cfr.regret import Fallback, masked_softmax, regret_matching
+from lostcities.deep_cfr.networks import NetSpec, masked_softmax
+from lostcities.exact.cfr import Fallback, regret_matching
 
 __all__ = ["average_policy_fn", "sdcfr_node_policy"]
 

@@ -24,8 +24,8 @@ from typing import Literal
 import jax
 import jax.numpy as jnp
 
-from lostcities.deep_cfr.networks import NetSpec
-from lostcities.deep_cfr.regret import Fallback, masked_softmax, regret_matching
+from lostcities.deep_cfr.networks import NetSpec, masked_softmax
+from lostcities.exact.cfr import Fallback, regret_matching
 from lostcities.game.api import Game, Policy
 
 __all__ = ["Params", "TraversalSpec", "chunked_strategies", "node_strategy", "opponent_strategy",

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from lostcities.deep_cfr.config import DeepCFRConfig, resolve
-from lostcities.deep_cfr.regret import masked_softmax, regret_matching
+from lostcities.deep_cfr.networks import masked_softmax
 from lostcities.deep_cfr.solver import _opponent_params, _traverse_store, make_solver
+from lostcities.exact.cfr import regret_matching
 from lostcities.games import make_game
 from runkit import config_tree
 from runkit.checkpoint import Checkpointer
@@ -103,7 +104,7 @@ def test_average_opponent_acts_by_the_average_net_and_records_the_current_strate
     buf = state.strat_buf
     n = int(buf.seen)
     obs, mask, target = (jnp.asarray(buf.data[k][:n]) for k in ("obs", "mask", "target"))
-    current = regret_matching(solver.adv_net.apply(adv1, obs), mask)  # player 1's current strategy
+    current = regret_matching(solver.adv_net.apply(adv1, obs), mask, "argmax")  # player 1's current strategy
     np.testing.assert_allclose(np.asarray(target), np.asarray(current), atol=1e-6)
     behaviour = np.asarray(masked_softmax(solver.strat_net.apply(strat, obs), mask))
     assert not np.allclose(np.asarray(target), behaviour, atol=1e-2)

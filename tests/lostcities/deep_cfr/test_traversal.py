@@ -19,7 +19,6 @@ import numpy as np
 import pytest
 
 from lostcities.deep_cfr.networks import NetSpec
-from lostcities.deep_cfr.regret import regret_matching
 from lostcities.deep_cfr.traversal import (
     TraversalSpec,
     external_sampling,
@@ -30,6 +29,7 @@ from lostcities.deep_cfr.traversal import (
     pool_strategies,
     probe_sampling,
 )
+from lostcities.exact.cfr import regret_matching
 from lostcities.exact.tree import build_tree
 from lostcities.games import make_game
 from lostcities.poker import KuhnPoker
@@ -146,7 +146,8 @@ def probe_rows(player, seeds=(1, 2), num=400_000, **spec_args):
 def nets_policy(tree, net, params, player):
     """``[D, A]``: regret matching at every decision node of ``tree``, on ``params[0]`` at
     ``player``'s nodes and on ``params[1]`` at the opponent's."""
-    own, other = (np.asarray(regret_matching(net.apply(p, tree.observation), tree.mask)) for p in params[:2])
+    own, other = (np.asarray(regret_matching(net.apply(p, tree.observation), tree.mask, "argmax"))
+                  for p in params[:2])
     return np.where((tree.player[tree.node] == player)[:, None], own, other)
 
 

@@ -22,7 +22,7 @@ from lostcities.poker import KuhnPoker, LeducPoker
 def test_regret_matching_hand_computed():
     regrets = np.array([[1.0, 3.0, -2.0], [-1.0, -2.0, 5.0], [-1.0, -1.0, 0.0]])
     mask = np.array([[True, True, True], [True, True, False], [True, True, True]])
-    np.testing.assert_allclose(regret_matching(regrets, mask),
+    np.testing.assert_allclose(regret_matching(regrets, mask, "uniform"),
                                [[0.25, 0.75, 0.0], [0.5, 0.5, 0.0], [1 / 3, 1 / 3, 1 / 3]])
 
 
@@ -70,18 +70,3 @@ def test_policy_json_errors_name_the_file(tmp_path):
     path.write_text("{not json")
     with pytest.raises(ValueError, match=r"policy\.json: cannot read"):
         read_policy_json(path, tree)
-
-
-@pytest.mark.parametrize("fallback", ["uniform", "argmax"])
-def test_regret_matching_fallbacks_match_deep_cfr(fallback):
-    # The tabular oracle's regret matching (numpy) against Deep CFR's (jax): same rule, same ties.
-    from lostcities.deep_cfr.regret import regret_matching as deep_rm
-
-    rng = np.random.default_rng(0)
-    regrets = rng.choice([-2.0, -1.0, 0.0, 0.5, 3.0], size=(500, 3))
-    mask = rng.uniform(size=(500, 3)) < 0.7
-    mask[~mask.any(1), 1] = True
-    ours = regret_matching(regrets, mask, fallback)
-    np.testing.assert_allclose(ours, np.asarray(deep_rm(regrets, mask, fallback)), atol=1e-6)
-    with pytest.raises(ValueError, match="fallback"):
-        regret_matching(regrets, mask, "negative")
