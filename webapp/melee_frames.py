@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from exphil.analysis.shines import table_metrics
-from exphil.closed_loop.validate import UnusableReplay, drill_player
+from exphil.closed_loop.validate import UnusableReplay, drill_player, unknown_frames
 from exphil.data.names import character_name, stage_name
 from exphil.data.parse import BadReplay, SkippedReplay, parse_replay
 from exphil.data.spec import BUTTONS, PLAYER_PREFIXES
@@ -22,7 +22,6 @@ from exphil.data.stages import GEOMETRY_FIELDS, stage_geometry
 from exphil.sim import fox
 from exphil.sim.frames import FOX
 from exphil.sim.stage import STAGES
-from webapp.melee_unknown import unknown_frames
 
 __all__ = ["FrameError", "action_state_name", "frames_view", "load_table", "stage_view", "teacher_twin"]
 

@@ -30,7 +30,8 @@ from exphil.sim.stage import Stage, stage_by_id
 from exphil.sim.state import OBSERVED, SimState
 from exphil.sim.step import step
 
-__all__ = ["DRILL_SHARE", "Agreement", "UnusableReplay", "compare_replay", "drill_player", "external_frames"]
+__all__ = ["DRILL_SHARE", "Agreement", "UnusableReplay", "compare_replay", "drill_player", "external_frames",
+           "unknown_frames"]
 
 _COLUMN = {"action": "action", "age": "action_frame", "x": "x", "y": "y", "vx": "vel_self_x_air",
            "vy": "vel_self_y", "vx_ground": "vel_self_x_ground", "kb_x": "vel_knockback_x",
@@ -200,3 +201,18 @@ def compare_replay(path: str | Path, *, tolerance: float = 1e-3, table: pa.Table
     return Agreement(path=path, port=pov, frames=int(compared.sum()), matched=int(match.sum()),
                      resyncs=int(misses.sum()), external=int((external[1:] & (rows >= first)).sum()),
                      unknown=int(np.asarray(out["unknown"])[compared].sum()), worst_states=worst_states)
+
+
+def unknown_frames(table: pa.Table, prefix: str, stage: Stage) -> dict[str, Any]:
+    """``{"rows": [...], "mismatched": n}`` for player ``prefix`` of a recorded or simulated table: the
+    rows (from 1; row 0 has no frame before it) the simulator steps into without evidence, each step
+    taken from the recorded frame before it, and how many predicted rows left the recording."""
+    if table.num_rows < 2:
+        return {"rows": [], "mismatched": 0}
+    recorded = jax.tree.map(lambda a: a[1:], _recorded(table, prefix))
+    pads = jax.tree.map(lambda a: jnp.asarray(a[1:]), pad_from_table(table, prefix))
+    every = jnp.ones(table.num_rows - 1, bool)
+    _, out = _replay_scan(seed_state(table, 0, prefix), recorded, pads, every, ~every, stage=stage,
+                          tolerance=1e-3)
+    return {"rows": [int(r) + 1 for r in np.flatnonzero(np.asarray(out["unknown"]) > 0)],
+            "mismatched": int((~np.asarray(out["match"])).sum())}
