@@ -111,6 +111,7 @@ def _agent(cfg: PlayConfig, port: int, controller: Any, opening: Any = None) -> 
                       where=where)
     if opening is not None:  # the drill's recorded inputs in flight, as the closed-loop evaluator has them
         agent.set_opening(opening(agent.spec, agent.delay))
+    agent.warm_up()
     return agent
 
 

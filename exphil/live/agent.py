@@ -137,6 +137,16 @@ class LiveAgent:
         self.opening = tuple(opening)
         self._fresh()
 
+    def warm_up(self) -> None:
+        """Compile the per-frame step now (one call on neutral inputs; the state is left as it was), so
+        the first frame of a game does not wait for the compiler: a stalled client can time a live
+        stream out."""
+        numeric = np.zeros(self.spec.numeric_dim, np.float32)
+        categorical = np.zeros(len(self.spec.categorical), np.int32)
+        out = self._sample(self._leaves, self._init_carry, numeric, categorical, self._key, np.int32(0),
+                           self._thresholds)
+        jax.block_until_ready(out)
+
     def reset(self) -> None:
         """A new game: fresh recurrent state, the opening's last ``delay - 1`` controls queued, its
         last as the previous controller, and every button released on the controller."""

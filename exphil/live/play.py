@@ -6,8 +6,9 @@ Dolphin (or to the stand-in console) and ``melee.Controller``\\ s; the tests han
 
 A live stream can misbehave; the loop keeps playing where a player would want it to: a message the
 console cannot read (not JSON) is logged and skipped (the next frame is played; the agents step
-over the frame it carried), and a dropped connection ends the game with the reason, keeping what
-was played. Frames arriving late, twice or not at all are the agents' business (``LiveAgent.act``).
+over the frame it carried), and a dropped connection (the stream, or the controller pipe of a
+console that quit) ends the game with the reason, keeping what was played. Frames arriving late,
+twice or not at all are the agents' business (``LiveAgent.act``).
 """
 
 from __future__ import annotations
@@ -61,8 +62,9 @@ def play_game(console: Any, seats: list[Seat], *, stage: melee.Stage, max_frames
     while True:
         try:
             gamestate = console.step()
-        except EnetDisconnected:
-            log.warning("the console disconnected after frame %s; ending the game", last)
+        except (EnetDisconnected, BrokenPipeError) as err:  # the stream, or the console's controller pipe
+            log.warning("the console disconnected after frame %s (%s); ending the game", last,
+                        type(err).__name__)
             return Played(played, f"disconnected at frame {last}", bad)
         except ValueError as err:  # json.JSONDecodeError: a message that is not JSON
             bad += 1
