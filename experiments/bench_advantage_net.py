@@ -27,12 +27,11 @@ class ProfileConfig:
 
 
 def profile(cfg: ProfileConfig) -> dict:
-    import time
-
     import jax
 
     from lostcities.deep_cfr.networks import NetSpec
     from lostcities.game.engine import LostCities
+    from runkit.timing import time_calls
 
     game = LostCities()
     net = NetSpec(game.observation_size, game.num_actions, tuple(cfg.hidden), cfg.bf16)
@@ -41,14 +40,12 @@ def profile(cfg: ProfileConfig) -> dict:
     rows = []
     for batch in cfg.batches:
         obs = jax.random.uniform(jax.random.key(batch), (batch, game.observation_size))
-        jax.block_until_ready(forward(params, obs))  # compile
-        best = float("inf")
-        for _ in range(cfg.repeats):
-            start = time.perf_counter()
+        def calls(obs=obs):
             for _ in range(cfg.calls):
                 out = forward(params, obs)
             jax.block_until_ready(out)
-            best = min(best, (time.perf_counter() - start) / cfg.calls)
+
+        best = min(t.wall for t in time_calls(calls, warmup=1, repeats=cfg.repeats)) / cfg.calls
         rows.append({"batch": batch, "seconds_per_call": best, "us_per_state": 1e6 * best / batch})
         print(f"batch {batch:6d}: {1e6 * best:10.1f} us a call, {1e6 * best / batch:8.3f} us a state")
     macs = sum(a * b for a, b in zip((game.observation_size, *cfg.hidden), (*cfg.hidden, game.num_actions),

@@ -22,11 +22,11 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-import time
 from typing import Any
 
 from experiments.launcher import launch
 from exphil.data.paths import default_replay_dir
+from runkit.timing import time_calls
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,15 +47,9 @@ def _timed(fn, rounds: int) -> tuple[float, float]:
     """(fastest wall seconds, CPU seconds of that call) of ``rounds`` calls after a warm-up."""
     import jax
 
-    jax.block_until_ready(fn())
-    best, cpu = float("inf"), 0.0
-    for _ in range(rounds):
-        c0, t0 = time.process_time(), time.perf_counter()
-        jax.block_until_ready(fn())
-        wall = time.perf_counter() - t0
-        if wall < best:
-            best, cpu = wall, time.process_time() - c0
-    return best, cpu
+    times = time_calls(lambda: jax.block_until_ready(fn()), warmup=1, repeats=rounds)
+    best = min(times, key=lambda t: t.wall)
+    return best.wall, best.cpu
 
 
 def bench_sim(cfg: ClosedLoopBenchConfig, drill, pads, shard) -> dict[str, Any]:

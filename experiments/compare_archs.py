@@ -23,7 +23,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import statistics
-import time
 from pathlib import Path
 
 import jax
@@ -41,6 +40,7 @@ from exphil.models.config import COMPONENTS
 from exphil.train import TrainConfig, resolve_config, train
 from exphil.train.config import InputsConfig
 from runkit import RunDir, read_metrics
+from runkit.timing import time_calls
 
 ARCHS = ("mlp", "gru", "lstm", "mamba", "mingru", "attention", "jamba", "deltanet", "h3", "zamba")
 STICKS = ("main_x", "main_y", "c_x", "c_y")
@@ -87,15 +87,14 @@ def step_latency_ms(policy_cfg: PolicyConfig, frames: int, spec: EmbeddingSpec) 
     step = nnx.jit(lambda p, c, n, k, m: p.step(c, n, k, frame_map=m))
     numeric = jnp.zeros((1, spec.numeric_dim), jnp.float32)
     categorical = jnp.zeros((1, len(spec.categorical)), jnp.int32)
-    carry = policy.init_carry(1)
-    times = []
-    for i in range(frames + 5):
-        t0 = time.perf_counter()
-        carry, out = step(policy, carry, numeric, categorical, frame_map)
+    state = {"carry": policy.init_carry(1)}
+
+    def one_frame():
+        state["carry"], out = step(policy, state["carry"], numeric, categorical, frame_map)
         jax.block_until_ready(out)
-        if i >= 5:  # the first calls compile
-            times.append((time.perf_counter() - t0) * 1e3)
-    return float(np.median(times))
+
+    times = time_calls(one_frame, warmup=5, repeats=frames)  # the first calls compile
+    return float(np.median([t.wall for t in times])) * 1e3
 
 
 def _run_row(arch: str, seed: int, result: dict, run_dir: Path) -> dict:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 import statistics
-import time
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -30,6 +29,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from runkit.files import write_atomic
+from runkit.timing import time_calls
 from xla_ffi import ffi
 from xla_ffi.types import ScanShape
 
@@ -125,10 +126,7 @@ def _save(key: str, impl: str, times: dict[str, float]) -> None:
     data = _load()
     data[key] = {"impl": impl, "ms": times}
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
-        tmp.replace(path)
+        write_atomic(path, json.dumps(data, indent=1, sort_keys=True))
     except OSError as e:
         warnings.warn(f"xla_ffi.autotune: cannot write {path}: {e}", stacklevel=3)
 
@@ -144,13 +142,8 @@ def clear_memory_cache() -> None:
 
 
 def _time(run: Callable[[], Any], repeats: int) -> float:
-    jax.block_until_ready(run())  # compile
-    samples = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        jax.block_until_ready(run())
-        samples.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(samples)
+    times = time_calls(lambda: jax.block_until_ready(run()), warmup=1, repeats=repeats)  # warm-up: compile
+    return statistics.median(t.wall for t in times) * 1e3
 
 
 def measure(shape: Any, *, repeats: int = 3, **options: Any) -> dict[str, float]:

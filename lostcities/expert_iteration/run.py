@@ -19,6 +19,7 @@ key is derived from the seed, the round and the batch, so it ends where an unbro
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import time
 from pathlib import Path
@@ -91,9 +92,9 @@ def _record_round(cfg: ExItConfig, variant: Variant, teacher_name: str, folder: 
         sl = slice(start, start + cfg.batch_size)
         # self-play records both seats, so the teacher's seat argument is immaterial
         rows, _ = record_decisions(variant, teacher, None, deals[sl], first[sl], first[sl])
-        tmp = path.with_suffix(".tmp.npz")
-        np.savez(tmp, **rows)
-        tmp.replace(path)  # a batch file is whole or absent
+        buf = io.BytesIO()
+        np.savez(buf, **rows)
+        write_atomic(path, buf.getbuffer())  # a batch file is whole or absent
     batches = [np.load(folder / f"batch_{start:06d}.npz") for start in starts]
     return {k: np.concatenate([b[k] for b in batches]) for k in ("obs", "mask", "action")}
 
