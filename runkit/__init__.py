@@ -23,37 +23,22 @@ A training loop with exact resume, in outline::
     ckpt.close(); log.close()
 """
 
-import importlib
-from typing import Any
+from runkit.lazy import lazy_exports
 
-_HOMES = {
-    "Checkpointer": "runkit.checkpoint",
-    "Restored": "runkit.checkpoint",
-    "tree_checksum": "runkit.checkpoint",
-    "MetricsLog": "runkit.metrics",
-    "read_metrics": "runkit.metrics",
-    "ResumeError": "runkit.run_dir",
-    "RunDir": "runkit.run_dir",
-    "compare": "runkit.compare",
-    "config_tree": "runkit.config_tree",
-    "plots": "runkit.plots",
-    "files": "runkit.files",
-    "timing": "runkit.timing",
+_EXPORTS = {
+    "Checkpointer": "checkpoint",
+    "Restored": "checkpoint",
+    "tree_checksum": "checkpoint",
+    "MetricsLog": "metrics",
+    "read_metrics": "metrics",
+    "ResumeError": "run_dir",
+    "RunDir": "run_dir",
 }
-"""Where each public name lives. Imported on first use, so that ``runkit.files`` and
-``runkit.timing`` cost no JAX, orbax or matplotlib import (data workers and xla_ffi use them)."""
+_MODULES = ("compare", "config_tree", "files", "plots", "timing")
+"""Where each public name lives, and the submodules exported as themselves. Imported on first use,
+so that ``runkit.files`` and ``runkit.timing`` cost no JAX, orbax or matplotlib import (data
+workers and xla_ffi use them)."""
 
-__all__ = sorted(_HOMES)
+__all__ = sorted([*_EXPORTS, *_MODULES])
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _HOMES:
-        raise AttributeError(f"module 'runkit' has no attribute {name!r}")
-    module = importlib.import_module(_HOMES[name])
-    value = module if module.__name__ == f"runkit.{name}" else getattr(module, name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_HOMES})
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals(), modules=_MODULES)

@@ -6,7 +6,7 @@ ingest worker does with ``exphil.data.ingest``, does not import the others.
 
 from __future__ import annotations
 
-from exphil.lazy import lazy_exports
+from runkit.lazy import lazy_exports
 
 _EXPORTS = {
     "BUTTONS": "spec",

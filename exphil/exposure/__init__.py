@@ -6,7 +6,7 @@ Names are imported on first use (PEP 562): the launchers' presets read ``configs
 
 from __future__ import annotations
 
-from exphil.lazy import lazy_exports
+from runkit.lazy import lazy_exports
 
 _MODULES = {
     "augment": ("dart_tables", "remedy_dataset", "with_remedies"),

@@ -5,7 +5,7 @@ Names are imported on first use (PEP 562): the adapter alone does not import JAX
 
 from __future__ import annotations
 
-from exphil.lazy import lazy_exports
+from runkit.lazy import lazy_exports
 
 _MODULES = {
     "adapter": ("FrameAdapter", "FrameInputs"),

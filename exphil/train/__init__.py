@@ -6,7 +6,7 @@ and the ingest workers they spawn start fast.
 
 from __future__ import annotations
 
-from exphil.lazy import lazy_exports
+from runkit.lazy import lazy_exports
 
 _MODULES = {
     "config": ("DataStats", "LossConfig", "OptimConfig", "TrainConfig"),

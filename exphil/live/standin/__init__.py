@@ -9,7 +9,7 @@ the game it served as a .slp (``slp``) and runs in its own process (``process``)
 
 from __future__ import annotations
 
-from exphil.lazy import lazy_exports
+from runkit.lazy import lazy_exports
 
 _MODULES = {
     "faults": ("Faults",),
