@@ -9,11 +9,14 @@ import sys
 from pathlib import Path
 
 import melee
+import numpy as np
 import pytest
 
 from experiments.check_live_features import CheckConfig, check_folder
-from experiments.play_dolphin import PlayConfig, usage_problems
+from experiments.play_dolphin import PlayConfig, play, usage_problems
 from experiments.replay_agent import ReplayAgentConfig, replay_agent
+from exphil.closed_loop.evaluate import load_player, play_policy, score_rollouts, teacher_rollouts
+from exphil.closed_loop.starts import Drill
 from exphil.data.features import replay_features
 from exphil.data.parse import parse_replay
 from exphil.data.spec import EmbeddingSpec
@@ -83,3 +86,54 @@ def test_a_trained_run_plays_a_replay_through_the_command_line(replay_path, tmp_
     result = json.loads(out.read_text())
     assert result["port"] == 1 and result["delay"] == 1 and result["frames"] == 1816
     assert set(result["button_agreement"]) == {"a", "b", "x", "y", "z", "l", "r", "d_up"}
+
+
+FIXTURE = "exphil_fox_multishine_closed.slp"
+
+
+def _closed_loop_figures(states, pads) -> dict:
+    figures = score_rollouts(states, pads)[0]
+    figures.pop("unknown_frames")
+    return figures
+
+
+def _recorded_actions(result: dict) -> np.ndarray:
+    table = parse_replay(result["recording"]).table
+    return table["p0_action"].to_numpy()[table["frame"].to_numpy() > -39]
+
+
+def test_play_dolphin_rehearses_the_drill_as_the_closed_loop_plays_it(replay_path, tmp_path):
+    """The teacher through libmelee, the pipe and the stand-in's drill equals eval_closed_loop's teacher."""
+    result = play(PlayConfig(agent="teacher", standin="drill", seconds=5, record=str(tmp_path),
+                             fixture=str(replay_path(FIXTURE))))
+    drill = Drill.from_replay(replay_path(FIXTURE))
+    states, pads = teacher_rollouts(drill, ("fixture",), 300)
+    assert result["ended"] == "game over" and result["standin"]["ended"] == "game end"
+    np.testing.assert_array_equal(_recorded_actions(result), np.asarray(states.action)[:, 0])
+    assert result["drill"] == _closed_loop_figures(states, pads)
+    assert result["drill"]["max_chain"] >= 30  # the teacher shines through
+    assert result["standin"]["unknown_frames"] == int(np.asarray(states.unknown)[-1, 0])
+
+
+@pytest.mark.slow
+def test_a_trained_policy_rehearses_the_drill_as_the_closed_loop_plays_it(replay_path, tmp_path):
+    """train_exphil (smoke preset, delay 2) -> play_dolphin --standin=drill == play_policy on the same seed.
+
+    At temperature 0: sampled at 1 this barely trained policy tilts sticks anywhere, and the closed loop
+    puts a class on the game as its grid value where the game reads the value sent (dead zone, unit
+    circle, digital shoulders; docs/live-play.md), so the two part after a few dozen frames."""
+    temperature = 0.0
+    env = {**os.environ, "JAX_PLATFORMS": "cpu", "PYTHONPATH": str(REPO)}
+    run = tmp_path / "run"
+    trained = subprocess.run(
+        [sys.executable, "-m", "experiments.train_exphil", "--preset=smoke", f"--run_dir={run}",
+         f"--replays={replay_path(FIXTURE)}", "--windows.delay=2", "--windows.val_fraction=0",
+         "--windows.filters.ports=0", "--noprogress"], cwd=REPO, env=env, capture_output=True, text=True,
+        timeout=1800)
+    assert trained.returncode == 0, trained.stderr[-3000:]
+    result = play(PlayConfig(run_dir=str(run), standin="drill", seconds=10, seed=1, temperature=temperature,
+                             evaluate=False, record=str(tmp_path / "rec"), fixture=str(replay_path(FIXTURE))))
+    drill = Drill.from_replay(replay_path(FIXTURE))
+    states, pads = play_policy(load_player(run, drill, temperature=temperature), drill, ("fixture",), 1, 600)
+    np.testing.assert_array_equal(_recorded_actions(result), np.asarray(states.action)[:, 0])
+    assert result["drill"] == _closed_loop_figures(states, pads)
