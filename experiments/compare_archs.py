@@ -40,6 +40,7 @@ from exphil.models.config import COMPONENTS
 from exphil.train import TrainConfig, resolve_config, train
 from exphil.train.config import InputsConfig
 from runkit import RunDir, read_metrics
+from runkit.tables import markdown_table
 from runkit.timing import time_calls
 
 ARCHS = ("mlp", "gru", "lstm", "mamba", "mingru", "attention", "jamba", "deltanet", "h3", "zamba")
@@ -133,19 +134,15 @@ def markdown(rows: list[dict]) -> str:
     """The comparison as a Markdown table (press-rate ratios predicted/true, * = collapsed)."""
     head = ["arch", "params", "val loss", *COMPONENTS, "button F1", "press rate pred/true", "stick acc",
             "frames/s", "step ms"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-
     def ratio(r: dict, b: str) -> str:
         v = r["press_rate_ratio"][b]
         return f"{b.upper()} {'-' if v is None else f'{v:.2f}'}{'*' if b in r['collapsed'] else ''}"
 
-    for r in rows:
-        cells = [r["arch"], f"{r['params']:,}", f"{r['val_loss']:.4f} ± {r['val_loss_sd']:.4f}",
-                 *(f"{r[f'val_loss/{h}']:.4f}" for h in COMPONENTS), f"{r['button_f1']:.3f}",
-                 " ".join(ratio(r, b) for b in BUTTONS), f"{r['stick_accuracy']:.3f}",
-                 f"{r['frames_per_s']:,.0f}", f"{r['step_ms']:.2f}"]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    cells = [[r["arch"], f"{r['params']:,}", f"{r['val_loss']:.4f} ± {r['val_loss_sd']:.4f}",
+              *(f"{r[f'val_loss/{h}']:.4f}" for h in COMPONENTS), f"{r['button_f1']:.3f}",
+              " ".join(ratio(r, b) for b in BUTTONS), f"{r['stick_accuracy']:.3f}",
+              f"{r['frames_per_s']:,.0f}", f"{r['step_ms']:.2f}"] for r in rows]
+    return markdown_table(head, cells) + "\n"
 
 
 def plot_curves(run_dirs: dict[str, list[Path]], out: Path) -> Path:

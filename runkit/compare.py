@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from runkit.metrics import read_metrics
+from runkit.tables import markdown_table
 
 __all__ = ["RunSummary", "compare", "default_metric", "load_run", "lower_is_better", "markdown"]
 
@@ -140,16 +141,13 @@ def _cell(value: Any) -> str:
 
 def markdown(table: Mapping[str, Any]) -> str:
     """``compare``'s result as two Markdown tables (config differences, then metrics)."""
-    head = "| | " + " | ".join(_cell(n) for n in table["runs"]) + " |\n"
-    rule = "|---" * (len(table["runs"]) + 1) + "|\n"
-    out = "Config values that differ:\n\n" + head + rule
-    for key, values in table["config"].items():
-        out += f"| `{key}` | " + " | ".join(_cell(v) for v in values) + " |\n"
-    if not table["config"]:
-        out += "| (none) |" + " |" * len(table["runs"]) + "\n"
-    out += "\nMetrics: final (best at step; lower is better where marked v):\n\n" + head + rule
+    head = ["", *(_cell(n) for n in table["runs"])]
+    config = [[f"`{key}`", *(_cell(v) for v in values)] for key, values in table["config"].items()]
+    metrics = []
     for metric, cells in table["metrics"].items():
         mark = " v" if table["lower_is_better"][metric] else ""
         row = [f"{_cell(c['final'])} ({_cell(c['best'])} at {c['best_step']})" if c else "-" for c in cells]
-        out += f"| `{metric}`{mark} | " + " | ".join(row) + " |\n"
-    return out
+        metrics.append([f"`{metric}`{mark}", *row])
+    return ("Config values that differ:\n\n" + markdown_table(head, config or [["(none)"]])
+            + "\n\nMetrics: final (best at step; lower is better where marked v):\n\n"
+            + markdown_table(head, metrics) + "\n")

@@ -11,6 +11,8 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
+from runkit.tables import markdown_table
+
 __all__ = ["markdown", "write_report"]
 
 _TOP = 12  # rows of a long table or bars of a chart
@@ -103,18 +105,16 @@ def _matchups(report: dict[str, Any], path: Path) -> Path:
 
 
 def _table(counts: dict[str, Any], head: tuple[str, str], total: int | None = None) -> list[str]:
-    lines = [f"| {head[0]} | {head[1]} |", "|---|---:|"]
-    for k, v in list(counts.items())[:_TOP]:
-        share = f" ({100 * v / total:.1f}%)" if total else ""
-        lines.append(f"| {k} | {v:,}{share} |")
+    rows = [[k, f"{v:,}" + (f" ({100 * v / total:.1f}%)" if total else "")]
+            for k, v in list(counts.items())[:_TOP]]
     if len(counts) > _TOP:
-        lines.append(f"| ... {len(counts) - _TOP} more | |")
-    return lines
+        rows.append([f"... {len(counts) - _TOP} more"])
+    return markdown_table(head, rows, right=[1]).split("\n")
 
 
 def markdown(report: dict[str, Any], charts: dict[str, str]) -> str:
     """The report as one Markdown page linking the charts (``{name: relative path}``)."""
-    n = report["replays"]
+    n, buttons = report["replays"], report["buttons"]
     lines = [
         f"# Dataset report: {report['data']}",
         "",
@@ -147,13 +147,10 @@ def markdown(report: dict[str, Any], charts: dict[str, str]) -> str:
         "",
         f"## Per character (controllers of {report['controller_replays']:,} replays)",
         "",
-        "| character | player-frames | " + " | ".join(b.upper() for b in report["buttons"]) + " |",
-        "|---|---:|" + "---:|" * len(report["buttons"]),
-    ]
-    for name, c in list(report["per_character"].items())[:_TOP]:
-        rates = " | ".join(f"{c['press_rates'][b]:.3f}" for b in report["buttons"])
-        lines.append(f"| {name} | {c['player_frames']:,} | {rates} |")
-    lines += [
+        markdown_table(["character", "player-frames", *(b.upper() for b in buttons)],
+                       [[name, f"{c['player_frames']:,}", *(f"{c['press_rates'][b]:.3f}" for b in buttons)]
+                        for name, c in list(report["per_character"].items())[:_TOP]],
+                       right=range(1, 2 + len(buttons))),
         "",
         f"![press rates]({charts['press_rates']})",
         "",

@@ -19,6 +19,7 @@ from exphil.train import TrainConfig
 from exphil.train.resume import train_or_resume
 from runkit import config_tree
 from runkit.files import write_atomic
+from runkit.tables import markdown_table as table_of
 
 __all__ = ["ORIGINAL", "markdown_table", "run_cell"]
 
@@ -63,14 +64,13 @@ def markdown_table(cells: Mapping[tuple[str, int], Sequence[Mapping[str, Any]]])
     """Rows (remedy, delay): shines/min and max chain per seed from the fixture's start and from the
     perturbed starts (each seed's mean and worst start), trap and unknown frames (fixture / perturbed
     starts, per seed), the teacher's shines/min, the original's live figures."""
-    lines = ["| remedy | delay | fixture start: shines/min per seed | max chain | perturbed starts: "
-             "shines/min | worst chain | trap frames | unknown frames | teacher shines/min | "
-             "original (live, delay 0) |",
-             "| --- | ---: | --- | --- | --- | --- | ---: | ---: | ---: | --- |"]
+    head = ["remedy", "delay", "fixture start: shines/min per seed", "max chain",
+            "perturbed starts: shines/min", "worst chain", "trap frames", "unknown frames",
+            "teacher shines/min", "original (live, delay 0)"]
+    rows = []
     for (name, delay), reports in cells.items():
         f_rates, f_chains, f_trap, f_unknown, teacher = _figures(reports, "fixture")
         p_rates, p_chains, p_trap, p_unknown, _ = _figures(reports, "perturbed")
-        lines.append(f"| {name} | {delay} | {f_rates} | {f_chains} | {p_rates} | {p_chains} | "
-                     f"{f_trap:.0f} / {p_trap:.0f} | {f_unknown:.0f} / {p_unknown:.0f} | {teacher:.1f} | "
-                     f"{ORIGINAL.get(name, '')} |")
-    return "\n".join(lines)
+        rows.append([name, delay, f_rates, f_chains, p_rates, p_chains, f"{f_trap:.0f} / {p_trap:.0f}",
+                     f"{f_unknown:.0f} / {p_unknown:.0f}", f"{teacher:.1f}", ORIGINAL.get(name, "")])
+    return table_of(head, rows, right=(1, 6, 7, 8))
