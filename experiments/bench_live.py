@@ -45,6 +45,8 @@ class BenchLiveConfig:
     replay: str = REPLAY
     port: int = 0  # 0 = the replay's lower port
     seed: int = 0
+    xla_threads: int = 0  # 1: XLA's CPU runtime on one thread (no Eigen pool); 0: XLA's default
+    gc_off: bool = False  # also keep Python's garbage collector off during the timed frames
 
 
 def _percentiles(ms: list[float], prefix: str) -> dict[str, float]:
@@ -52,8 +54,14 @@ def _percentiles(ms: list[float], prefix: str) -> dict[str, float]:
             f"{prefix}max_ms": float(np.max(ms))}
 
 
-def measure(agent, states: list, frames: int, warmup: int) -> dict:
-    """Per-frame wall and CPU milliseconds of ``agent.act`` and of its adapter over ``frames`` frames."""
+SINGLE_THREAD_XLA = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+"""XLA_FLAGS that run XLA's CPU kernels on the calling thread: a batch-1 step is too small to share,
+and handing its pieces to a thread pool adds wake-ups that a loaded machine delays."""
+
+
+def measure(agent, states: list, frames: int, warmup: int, gc_off: bool = False) -> dict:
+    """Per-frame wall and CPU milliseconds of ``agent.act`` and of its adapter over ``frames`` frames
+    (with ``gc_off``, Python's garbage collector is off while they run)."""
     adapter_ms: list[float] = []
     observe = agent.adapter.observe
 
@@ -70,12 +78,15 @@ def measure(agent, states: list, frames: int, warmup: int) -> dict:
         agent.act(gs)
     wall, cpu = [], []
     adapter_ms.clear()
+    if gc_off:
+        gc.disable()
     for gs in tqdm(states[first:first + frames], desc="frames", unit="frame", file=sys.stderr, leave=False,
                    mininterval=2.0):
         w, c = time.perf_counter(), time.process_time()
         agent.act(gs)
         cpu.append((time.process_time() - c) * 1e3)
         wall.append((time.perf_counter() - w) * 1e3)
+    gc.enable()
     return {"frames": len(wall), **_percentiles(wall, ""), **_percentiles(adapter_ms, "adapter_"),
             **_percentiles(cpu, "cpu_")}
 
@@ -103,16 +114,21 @@ def bench(cfg: BenchLiveConfig) -> dict:
                           where=cfg.replay)
         load = os.getloadavg()[0]
         row = {"arch": arch, "layers": layers, "hidden": cfg.hidden, "params": count_params(policy),
-               **measure(agent, states, cfg.frames, cfg.warmup), "load_before": load,
+               **measure(agent, states, cfg.frames, cfg.warmup, cfg.gc_off), "load_before": load,
                "load_after": os.getloadavg()[0]}
         print(f"{arch} {layers}x{cfg.hidden}: median {row['median_ms']:.3f} ms, p99 {row['p99_ms']:.3f} ms "
               f"(cpu p99 {row['cpu_p99_ms']:.3f}), adapter p99 {row['adapter_p99_ms']:.3f} ms, "
               f"load {load:.1f}")
         results.append(row)
-    return {"replay": cfg.replay, "port": port, "environment": environment(), "results": results}
+    return {"replay": cfg.replay, "port": port, "xla_threads": cfg.xla_threads, "gc_off": cfg.gc_off,
+            "environment": environment(), "results": results}
 
 
 def main(cfg: BenchLiveConfig) -> dict:
+    if cfg.xla_threads == 1:  # before JAX starts its backend
+        os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {SINGLE_THREAD_XLA}".strip()
+    elif cfg.xla_threads != 0:
+        raise SystemExit(f"--xla_threads={cfg.xla_threads}: 0 (XLA's default) or 1")
     return bench(cfg)
 
 

@@ -178,7 +178,8 @@ def play(cfg: PlayConfig) -> dict:
             close_console(console)
     result: dict[str, Any] = {"run_dir": cfg.run_dir, "agent": cfg.agent, "port": port, "seed": cfg.seed,
                               "frames": played.frames, "ended": played.ended,
-                              "bad_messages": played.bad_messages, "recording": None}
+                              "bad_messages": played.bad_messages, "frame_time": played.timing(),
+                              "recording": None}
     if standin is not None:
         result["standin"] = standin.result()
         recordings = [Path(result["standin"]["recording"])]
