@@ -39,7 +39,7 @@ from exphil.models import PolicyConfig, build_policy, count_params
 from exphil.models.config import COMPONENTS
 from exphil.train import TrainConfig, resolve_config, train
 from exphil.train.config import InputsConfig
-from runkit import RunDir, read_metrics
+from runkit import RunDir, plots, read_metrics
 from runkit.tables import markdown_table
 from runkit.timing import time_calls
 
@@ -161,9 +161,7 @@ def plot_curves(run_dirs: dict[str, list[Path]], out: Path) -> Path:
     ax.set_ylabel("validation loss")
     ax.set_yscale("log")
     ax.legend(ncol=2)
-    fig.tight_layout()
-    fig.savefig(out, dpi=100)
-    return out
+    return plots.save(fig, out)
 
 
 def _steps(base: TrainConfig, epochs: int) -> int:

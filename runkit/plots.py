@@ -19,7 +19,17 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
-__all__ = ["bars", "curves", "curves_by_run"]
+__all__ = ["bars", "curves", "curves_by_run", "save"]
+
+
+def save(fig: Figure, out: str | Path, *, dpi: int = 100) -> Path:
+    """Write ``fig`` to ``out`` as PNG at its own size (``figsize`` times ``dpi``), laid out tightly,
+    parent folders created: the one way every module saves a figure."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(out, dpi=dpi)
+    return out
 
 
 def _finite(value: Any) -> bool:
@@ -42,8 +52,6 @@ def curves_by_run(runs: Mapping[str, Sequence[Mapping[str, Any]]], key: str, out
 def _line_plot(lines: Mapping[str, tuple[Sequence[Mapping[str, Any]], str]], out: str | Path, *,
                title: str, logy: bool) -> Path:
     """One line per ``{label: (rows, key)}``: ``key`` against ``step``; save PNG."""
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     fig = Figure(figsize=(7, 4))
     ax = fig.subplots()
     for label, (rows, key) in lines.items():
@@ -57,16 +65,12 @@ def _line_plot(lines: Mapping[str, tuple[Sequence[Mapping[str, Any]], str]], out
     ax.set_title(title)
     if ax.get_lines():
         ax.legend()
-    fig.tight_layout()
-    fig.savefig(out, dpi=100)
-    return out
+    return save(fig, out)
 
 
 def bars(series: Mapping[str, Sequence[float]], labels: Sequence[str], out: str | Path, *,
          title: str = "", ylabel: str = "") -> Path:
     """Grouped bar chart: one group per label, one bar per series; save PNG."""
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     fig = Figure(figsize=(max(6, 0.8 * len(labels)), 4))
     ax = fig.subplots()
     width = 0.8 / max(1, len(series))
@@ -77,6 +81,4 @@ def bars(series: Mapping[str, Sequence[float]], labels: Sequence[str], out: str 
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(out, dpi=100)
-    return out
+    return save(fig, out)

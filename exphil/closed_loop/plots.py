@@ -10,6 +10,7 @@ from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 
 from exphil.analysis.shines import FAMILY_A, FAMILY_G, FAMILY_J, families
+from runkit import plots
 
 __all__ = ["timeline"]
 
@@ -21,8 +22,6 @@ def timeline(tracks: Mapping[str, np.ndarray], out: str | Path, *, frames: int =
              title: str = "") -> Path:
     """One row per track (its action per frame, first ``frames`` frames): grounded reflector, jumpsquat,
     airborne and other frames in four colours, trap states (361, 39, 40) marked below each row."""
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     names = list(tracks)
     grid = np.stack([families(np.asarray(tracks[n])[:frames]) for n in names])
     fig = Figure(figsize=(12, 0.6 + 0.5 * len(names)))
@@ -37,6 +36,4 @@ def timeline(tracks: Mapping[str, np.ndarray], out: str | Path, *, frames: int =
                   "red: trap)")
     if title:
         ax.set_title(title)
-    fig.tight_layout()
-    fig.savefig(out, dpi=100)
-    return out
+    return plots.save(fig, out)

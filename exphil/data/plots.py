@@ -14,6 +14,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from exphil.data.names import character_name, stage_name
+from runkit import plots
 
 __all__ = ["plot_stats"]
 
@@ -38,10 +39,7 @@ def plot_stats(stats: Mapping[str, Any], out_dir: str | Path) -> list[Path]:
         return fig, axes
 
     def save(fig: Figure, name: str) -> None:
-        fig.tight_layout()
-        path = out_dir / name
-        fig.savefig(path, dpi=100)
-        written.append(path)
+        written.append(plots.save(fig, out_dir / name))
 
     if "press_rates" in stats:
         fig, ax = subplots(figsize=(6, 3.5))

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 from matplotlib.figure import Figure
 
+from runkit import plots
 from runkit.tables import markdown_table
 
 __all__ = ["markdown", "write_report"]
@@ -27,9 +28,7 @@ def _bars(counts: dict[str, int], title: str, path: Path, *, horizontal: bool = 
     ax.set_yticks(range(len(values)), labels, fontsize=8)
     ax.set_title(title)
     ax.set_xlabel("count")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    return path
+    return plots.save(fig, path)
 
 
 def _lengths(report: dict[str, Any], path: Path) -> Path:
@@ -44,9 +43,7 @@ def _lengths(report: dict[str, Any], path: Path) -> Path:
     ax.set_xticks(range(len(labels)), labels, rotation=45, fontsize=8)
     ax.set_title(f"Game length (seconds; median {hist['median']:.0f} s)")
     ax.set_ylabel("games")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    return path
+    return plots.save(fig, path)
 
 
 def _press_rates(report: dict[str, Any], path: Path) -> Path:
@@ -61,9 +58,7 @@ def _press_rates(report: dict[str, Any], path: Path) -> Path:
     ax.set_ylabel("share of frames held")
     ax.set_title("Button held rates per character")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    return path
+    return plots.save(fig, path)
 
 
 def _sticks(report: dict[str, Any], path: Path) -> Path:
@@ -78,9 +73,7 @@ def _sticks(report: dict[str, Any], path: Path) -> Path:
         ax.set_xlabel("class (8 = centre)")
     axes[0].set_ylabel("share of frames")
     axes[1].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    return path
+    return plots.save(fig, path)
 
 
 def _matchups(report: dict[str, Any], path: Path) -> Path:
@@ -99,9 +92,7 @@ def _matchups(report: dict[str, Any], path: Path) -> Path:
     ax.set_yticks(range(len(names)), names, fontsize=7)
     ax.set_title("Matchups (games)")
     fig.colorbar(im, ax=ax)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    return path
+    return plots.save(fig, path)
 
 
 def _table(counts: dict[str, Any], head: tuple[str, str], total: int | None = None) -> list[str]:

@@ -241,8 +241,8 @@ def plot_head_to_head(rows: list[dict[str, Any]], out: str | Path,
     """``metric`` against each opponent over iterations, with its 95% interval as a band; save PNG."""
     from matplotlib.figure import Figure
 
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    from runkit import plots
+
     prefix = f"{metric}_"
     names = sorted({k[len(prefix):] for r in rows for k in r
                     if k.startswith(prefix) and not k.endswith("_ci95")})
@@ -259,14 +259,15 @@ def plot_head_to_head(rows: list[dict[str, Any]], out: str | Path,
     if metric == "win_rate":
         ax.set_ylim(0, 1)
     ax.legend()
-    fig.savefig(out, dpi=100, bbox_inches="tight")
-    return out
+    return plots.save(fig, out)
 
 
 def plot_diagnostics(rows: list[dict[str, Any]], out: str | Path) -> Path:
     """The plateau diagnostics over iterations: habits, score per expedition by colour, regrets by
     action class (sampled and predicted), and the latest calibration bins; save PNG."""
     from matplotlib.figure import Figure
+
+    from runkit import plots
 
     rows = [r for r in rows if "expeditions_opened" in r or "calibration_predicted" in r]
     fig = Figure(figsize=(12, 7))
@@ -306,7 +307,4 @@ def plot_diagnostics(rows: list[dict[str, Any]], out: str | Path) -> Path:
         axes[5].set_title(f"advantage calibration, iteration {last['step']}", fontsize=9)
         axes[5].set_xlabel("predicted (bin mean)")
         axes[5].set_ylabel("sampled regret (bin mean)")
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=90, bbox_inches="tight")
-    return out
+    return plots.save(fig, out, dpi=90)

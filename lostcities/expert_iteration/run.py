@@ -113,12 +113,12 @@ def _measure(cfg: ExItConfig, variant: Variant, agent_name: str) -> dict[str, An
 
 
 def _plot(out: Path, lines: list[dict[str, Any]]) -> None:
-    import matplotlib
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from runkit import plots
 
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig = Figure(figsize=(6, 4))
+    ax = fig.subplots()
     rounds = [m["round"] for m in lines]
     for bot in lines[0]["eval"]:
         diff = np.array([m["eval"][bot]["score_diff"] for m in lines])
@@ -128,9 +128,7 @@ def _plot(out: Path, lines: list[dict[str, Any]]) -> None:
     ax.set(xlabel="round (0: the starting agent)", ylabel="score difference a game (argmax play)",
            title="expert iteration")
     ax.legend()
-    (out / "plots").mkdir(exist_ok=True)
-    fig.savefig(out / "plots" / "score_diff.png", dpi=120, bbox_inches="tight")
-    plt.close(fig)
+    plots.save(fig, out / "plots" / "score_diff.png", dpi=120)
 
 
 def run_expert_iteration(cfg: ExItConfig) -> list[dict[str, Any]]:
