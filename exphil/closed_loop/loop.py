@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -27,7 +28,7 @@ from exphil.sim.stage import Stage
 from exphil.sim.state import Pad, SimState
 from exphil.sim.step import step
 
-__all__ = ["PolicyPlayer", "controller_classes", "play_teacher", "sample_to_pad"]
+__all__ = ["PolicyPlayer", "controller_classes", "play_teacher", "sample_to_pad", "teacher_scan"]
 
 
 def sample_to_pad(c: ControllerSample, spec: EmbeddingSpec) -> Pad:
@@ -47,20 +48,31 @@ def controller_classes(pad: Pad, spec: EmbeddingSpec) -> jax.Array:
                             cls(pad.shoulder, spec.shoulder_bins)[..., None]], -1)
 
 
-@functools.partial(jax.jit, static_argnames=("frames", "stage"))
-def play_teacher(start: SimState, landed: Pad, *, frames: int, stage: Stage) -> tuple[SimState, Pad]:
+def teacher_scan(start: SimState, landed: Pad, *, frames: int, stage: Stage,
+                 execute: Callable[[Pad, Pad, jax.Array], Pad] | None = None) -> tuple[SimState, Pad, Pad]:
     """The teacher for ``frames`` frames from ``start`` (batch on axis 0); ``landed`` is the pad that
-    landed on the start frame. Returns (states, pads) with time on axis 0."""
+    landed on the start frame. ``execute(clean, previous executed pad, t)`` is the pad that lands in
+    place of the teacher's clean one at frame ``t`` (noisy execution, DART); by default the clean one.
+    Returns (states, clean pads, executed pads), time on axis 0: row t's state came from row t's
+    executed pad, and its clean pad is what the teacher meant to land there."""
     frame = jax.vmap(functools.partial(step, stage=stage))
     teach = jax.vmap(teacher_pad)
 
-    def body(carry, _):
-        s, pad = carry
-        nxt = teach(s, pad)
-        s = frame(s, nxt)
-        return (s, nxt), (s, nxt)
+    def body(carry, t):
+        s, executed = carry
+        clean = teach(s, executed)
+        done = clean if execute is None else execute(clean, executed, t)
+        s = frame(s, done)
+        return (s, done), (s, clean, done)
 
-    return jax.lax.scan(body, (start, landed), None, length=frames)[1]
+    return jax.lax.scan(body, (start, landed), jnp.arange(frames))[1]
+
+
+@functools.partial(jax.jit, static_argnames=("frames", "stage"))
+def play_teacher(start: SimState, landed: Pad, *, frames: int, stage: Stage) -> tuple[SimState, Pad]:
+    """:func:`teacher_scan` without noise: (states, pads) with time on axis 0."""
+    states, _, pads = teacher_scan(start, landed, frames=frames, stage=stage)
+    return states, pads
 
 
 _STATIC = {"static": True}

@@ -18,11 +18,10 @@ import functools
 import jax
 import jax.numpy as jnp
 
-from exphil.closed_loop.teacher import teacher_pad
+from exphil.closed_loop.loop import teacher_scan
 from exphil.data.spec import BUTTONS
 from exphil.sim.stage import Stage
 from exphil.sim.state import Pad, SimState
-from exphil.sim.step import step
 
 __all__ = ["NOISE_KINDS", "corrupt", "dart_rollouts"]
 
@@ -60,14 +59,7 @@ def dart_rollouts(start: SimState, landed: Pad, key: jax.Array, *, frames: int, 
     """The teacher from ``start`` ([B] states; ``landed``: the pad on the start frame) with noisy
     execution. Returns (states, clean pads, executed pads), time on axis 0: row t's state came from
     the executed pad of row t, and its clean pad is what the teacher meant to land there."""
-    frame = jax.vmap(functools.partial(step, stage=stage))
-    teach = jax.vmap(teacher_pad)
+    def execute(clean: Pad, executed: Pad, t: jax.Array) -> Pad:
+        return corrupt(clean, executed, jax.random.fold_in(key, t), noise, kind)
 
-    def body(carry, t):
-        s, executed = carry
-        clean = teach(s, executed)
-        done = corrupt(clean, executed, jax.random.fold_in(key, t), noise, kind)
-        s = frame(s, done)
-        return (s, done), (s, clean, done)
-
-    return jax.lax.scan(body, (start, landed), jnp.arange(frames))[1]
+    return teacher_scan(start, landed, frames=frames, stage=stage, execute=execute)
