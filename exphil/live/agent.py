@@ -118,7 +118,9 @@ class LiveAgent:
         graph, state = nnx.split(policy)
         leaves, treedef = jax.tree.flatten((state, policy.frame_map()))
         self._leaves = tuple(leaves)
-        self._init_carry = policy.init_carry(1)
+        # committed to the device like every carry the step returns: an uncommitted first carry is a
+        # second signature, and the second frame of every game would wait seconds for a recompile
+        self._init_carry = jax.device_put(policy.init_carry(1), jax.local_devices()[0])
         samplers = _COMPILED.setdefault(source, {}) if isinstance(source, Policy) else {}
         if temperature not in samplers:
             samplers[temperature] = _sampler(graph, treedef, temperature)

@@ -109,6 +109,15 @@ def test_an_opening_puts_its_controls_in_flight_and_its_last_as_the_previous_con
         LiveAgent(_policy(), port=1, delay=3, opening=opening[:2])
 
 
+def test_one_compilation_serves_every_frame_after_warm_up(states):
+    agent = LiveAgent(_policy("gru", FULL), port=1, delay=2, spec=FULL, temperature=1.0)
+    agent.warm_up()
+    compiled = agent._sample._cache_size()
+    for gs in [*states, *states]:  # two games: each starts afresh from the initial carry
+        agent.act(gs)
+    assert agent._sample._cache_size() == compiled == 1
+
+
 def test_sampling_is_seeded(states):
     def play(seed):
         agent = LiveAgent(_policy(), port=2, delay=1, temperature=1.0, seed=seed)
