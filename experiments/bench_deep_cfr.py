@@ -44,7 +44,6 @@ def bench(game_name: str, sampling: str, cfg: BenchConfig) -> dict:
     from lostcities.deep_cfr.config import DeepCFRConfig, resolve
     from lostcities.deep_cfr.networks import NetSpec
     from lostcities.deep_cfr.presets import PRESETS
-    from lostcities.deep_cfr.solver import walk_settings
     from lostcities.deep_cfr.traversal import (
         TraversalSpec,
         external_sampling,
@@ -62,7 +61,7 @@ def bench(game_name: str, sampling: str, cfg: BenchConfig) -> dict:
         if sampling == "probe":  # the preset's settings
             preset = resolve(config_tree.override(DeepCFRConfig(), PRESETS["lostcities_classic"]))
             hidden, probes, sampled = preset.advantage.hidden, preset.probes, preset.probe_actions
-            walk = walk_settings(preset.walk, preset.walk_uniform, preset.walk_bot_share, game)
+            walk = {"walk_sigma": preset.walk == "sigma", "walk_uniform": preset.walk_uniform}
     net = NetSpec(game.observation_size, game.num_actions, hidden)
     params = (net.init(jax.random.key(1)), net.init(jax.random.key(2)))
     # Widths that bound one traversal's widest depth (a Leduc traversal can need 10 slots).

@@ -20,7 +20,7 @@ from runkit import config_tree
 from runkit.config_tree import ANY, Retired
 
 __all__ = ["NET_OPPONENTS", "RESUMABLE", "WIDTHS", "AdvantageConfig", "DeepCFRConfig", "EvalConfig",
-           "StrategyConfig", "check_resumable", "history_depth", "keeps_league", "parse_walk",
+           "StrategyConfig", "check_resumable", "history_depth", "keeps_league",
            "resolve"]
 
 Game = Literal["kuhn", "leduc", "lostcities"]
@@ -106,6 +106,8 @@ class DeepCFRConfig:
         "opponent_bot": Retired("", "regrets against a bot in some traversals: level (round 24)" + _KEPT),
         "opponent_bot_share": Retired(ANY, "opponent_bot's share of the traversals"),
         "rollout": Retired("sigma", "rollouts on a bot trained a worse agent (round 16)" + _KEPT),
+        "walk_bot_share": Retired(ANY, "the share of a sigma+BOT walk's guided nodes the bot played (the "
+                                  "bot walks trained worse than sigma's, round 22)"),
         "reshuffle": Retired(False, "each probe on its own reshuffled draw pile: level (round 24)" + _KEPT),
     }
 
@@ -129,11 +131,10 @@ class DeepCFRConfig:
     # Probe sampling: regrets for this many legal actions drawn at random per kept node, plus one
     # rollout standing for the rest of the baseline (0: every legal action, the exact baseline).
     probe_actions: int = 0
-    # Probe sampling on Lost Cities: the traverser's walk policy, uniform, a bot, "sigma" (its own
-    # current strategy) or "sigma+BOT" (sigma, and the bot at a walk_bot_share of those nodes)...
-    walk: str = "uniform"
-    walk_uniform: float = 0.5  # ...mixed with uniform at this share of its nodes (a bot or sigma walk)
-    walk_bot_share: float = 0.5  # --walk=sigma+BOT: the share of the guided nodes the bot plays
+    # Probe sampling on Lost Cities: the traverser's walk policy, uniform or "sigma" (its own current
+    # strategy)...
+    walk: Literal["uniform", "sigma"] = "uniform"
+    walk_uniform: float = 0.5  # ...mixed with uniform at this share of its nodes (a sigma walk)
     symmetry: bool = False  # Lost Cities: fit both nets on rows under random colour renamings
     colour_features: bool = False  # Lost Cities: the nets also read per-colour summaries of the observation
     checkpoint_every: int | None = None
@@ -161,14 +162,6 @@ progress bar and checkpoint cadence; everything else is fixed by the run folder'
 def keeps_league(cfg: DeepCFRConfig) -> bool:
     """Whether past snapshots are kept: a league opponent in training or in evaluation."""
     return cfg.opponent == "league" or (cfg.game == "lostcities" and "league" in cfg.eval.opponents)
-
-
-def parse_walk(walk: str) -> tuple[bool, str]:
-    """(whether the traverser walks its own strategy, the bot it walks or "") of a ``--walk`` value:
-    uniform, sigma, BOT or sigma+BOT. The bot name is not checked here."""
-    if walk.startswith("sigma+"):
-        return True, walk.removeprefix("sigma+")
-    return walk == "sigma", "" if walk in ("uniform", "sigma") else walk
 
 
 def history_depth(cfg: DeepCFRConfig) -> int:
@@ -228,15 +221,10 @@ def check(cfg: DeepCFRConfig) -> None:
         raise ValueError(f"probes={cfg.probes}: at least 1, and more than 1 only with --sampling=probe")
     if cfg.probe_actions and sampling != "probe":
         raise ValueError(f"probe_actions={cfg.probe_actions} needs --sampling=probe")
-    # (value, the names that are not bots, the default first)
-    probe_bots = {"walk": (cfg.walk, ("uniform", "sigma"))}
-    for field, (name, plain) in probe_bots.items():
-        if name != plain[0] and (sampling != "probe" or cfg.game != "lostcities"):
-            raise ValueError(f"{field}={name!r} needs --game=lostcities --sampling=probe")
+    if cfg.walk != "uniform" and (sampling != "probe" or cfg.game != "lostcities"):
+        raise ValueError(f"walk={cfg.walk!r} needs --game=lostcities --sampling=probe")
     if not 0.0 < cfg.walk_uniform <= 1.0:
         raise ValueError(f"walk_uniform must be in (0, 1] (every action needs mass), got {cfg.walk_uniform}")
-    if not 0.0 <= cfg.walk_bot_share <= 1.0:
-        raise ValueError(f"walk_bot_share must be in [0, 1], got {cfg.walk_bot_share}")
     if cfg.strategy.weight_power < 0:
         raise ValueError(f"strategy.weight_power must be >= 0 (0: every iteration alike), got "
                          f"{cfg.strategy.weight_power}")
@@ -249,11 +237,6 @@ def check(cfg: DeepCFRConfig) -> None:
         if unknown:
             raise ValueError(f"eval.opponents: unknown {unknown}; choose bots {sorted(BOTS)} "
                              f"or the run's nets {list(NET_OPPONENTS)}")
-        for field, (name, plain) in probe_bots.items():
-            bot = parse_walk(name)[1] if field == "walk" else ("" if name in plain else name)
-            if bot and bot not in BOTS:
-                walk_mix = ", sigma+BOT" if field == "walk" else ""
-                raise ValueError(f"{field}={name!r}: {', '.join(plain)}{walk_mix} or a bot {sorted(BOTS)}")
     if not 0.0 < cfg.exploration <= 1.0:
         raise ValueError(f"exploration must be in (0, 1], got {cfg.exploration}")
     for name, value in config_tree.flatten(cfg).items():

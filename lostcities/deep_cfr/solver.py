@@ -19,8 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from lostcities.agents.bots import make_bot
-from lostcities.deep_cfr.config import DeepCFRConfig, history_depth, keeps_league, parse_walk
+from lostcities.deep_cfr.config import DeepCFRConfig, history_depth, keeps_league
 from lostcities.deep_cfr.fit import FitSpec, fit
 from lostcities.deep_cfr.merge import merge_rows, merged_reservoir
 from lostcities.deep_cfr.networks import NetSpec
@@ -37,7 +36,7 @@ from lostcities.deep_cfr.traversal import (
 from lostcities.game.api import Game
 from runkit import config_tree
 
-__all__ = ["Solver", "SolverState", "make_solver", "traversal_rows", "walk_settings"]
+__all__ = ["Solver", "SolverState", "make_solver", "traversal_rows"]
 
 
 @struct.dataclass
@@ -198,7 +197,7 @@ def make_solver(cfg: DeepCFRConfig, game: Game) -> Solver:
                          "average" if average else "advantage", strat_net if average else adv_net,
                          expand_opponent=cfg.sampling == "chance", probes=cfg.probes,
                          sampled_actions=cfg.probe_actions,
-                         **walk_settings(cfg.walk, cfg.walk_uniform, cfg.walk_bot_share, game),
+                         walk_uniform=cfg.walk_uniform, walk_sigma=cfg.walk == "sigma",
                          record_current=cfg.opponent != "current")
     a, s = cfg.advantage, cfg.strategy
     sym = game if cfg.symmetry else None
@@ -207,14 +206,6 @@ def make_solver(cfg: DeepCFRConfig, game: Game) -> Solver:
                           symmetry=sym),
                   FitSpec(strat_net, "strategy", s.steps, s.batch_size, s.learning_rate, schedule=s.schedule,
                           symmetry=sym))
-
-
-def walk_settings(walk: str, walk_uniform: float, walk_bot_share: float, game: Game) -> dict[str, Any]:
-    """The :class:`TraversalSpec` fields of a probe walk named ``walk`` (``DeepCFRConfig.walk``:
-    uniform, a bot, sigma or sigma+BOT)."""
-    sigma, bot = parse_walk(walk)
-    return {"walk_bot": make_bot(bot, game.variant) if bot else None, "walk_uniform": walk_uniform,
-            "walk_sigma": sigma, "walk_bot_share": walk_bot_share if sigma and bot else 0.0}
 
 
 def _stack(trees: list[Any]) -> Any:

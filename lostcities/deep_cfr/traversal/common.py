@@ -26,7 +26,7 @@ import jax.numpy as jnp
 
 from lostcities.deep_cfr.networks import NetSpec, masked_softmax
 from lostcities.exact.cfr import Fallback, regret_matching
-from lostcities.game.api import Game, Policy
+from lostcities.game.api import Game
 
 __all__ = ["Params", "TraversalSpec", "chunked_strategies", "node_strategy", "opponent_strategy",
            "recorded_strategy", "regret_strategy"]
@@ -48,10 +48,8 @@ class TraversalSpec:
     expand_opponent: bool = False  # external sampling: also expand the opponent (chance sampling)
     probes: int = 1  # probe sampling: rollouts per legal action at the kept node (their mean is its value)
     sampled_actions: int = 0  # probe sampling: actions rolled out per kept node (0: every legal one)
-    walk_bot: Policy | None = None  # probe sampling: the traverser's walk plays this bot...
+    walk_sigma: bool = False  # probe sampling: the traverser walks its current strategy...
     walk_uniform: float = 1.0  # ...except at this share of its nodes, where it plays uniformly
-    walk_sigma: bool = False  # probe sampling: the traverser walks its current strategy, not a bot...
-    walk_bot_share: float = 0.0  # ...except at this share of those nodes, where ``walk_bot`` plays
     # Outcome sampling against a non-current opponent (average net, league): strategy rows record the
     # opponent's current regret-matching strategy (``params[2]``), importance-weighted for its behaviour.
     record_current: bool = False

@@ -24,16 +24,14 @@ plus ``probes`` rollouts of each legal action from ``h``. The walks stop with th
 game (not at ``max_decisions``); the rollouts stop when every counted lane's game is over,
 gathered into smaller batches as their games end.
 
-Walk policy (``spec.walk_bot``): the argument above needs only a walk policy for ``p`` that is
-fixed across iterations and gives every legal action some mass, so ``p`` may walk with a bot at
-all but a ``spec.walk_uniform`` share of its nodes (uniform there): ``u_i`` becomes that mixture's
-reach, still one positive factor per information set, which regret matching divides out. The
-kept nodes then come from games nearer the bot's, where a uniform walk (every expedition opened,
-hands scattered) seldom goes. With ``spec.walk_sigma`` ``p`` walks its own current strategy
-instead of a bot: within an iteration the argument holds as it stands, but the factor now moves
-from one iteration to the next, so the summed regrets weigh each iteration's by its walk's reach
-of the set (a bias, bought for kept nodes from the games the current strategy plays). With both,
-the bot plays a ``spec.walk_bot_share`` of the guided nodes and sigma the rest.
+Walk policy (``spec.walk_sigma``): the argument above needs only a walk policy for ``p`` that
+gives every legal action some mass and is fixed across iterations, so that ``u_i`` is one positive
+factor per information set, which regret matching divides out. With ``spec.walk_sigma`` ``p``
+walks its own current strategy at all but a ``spec.walk_uniform`` share of its nodes (uniform
+there), so the kept nodes come from the games the strategy plays, where a uniform walk (every
+expedition opened, hands scattered) seldom goes. Within an iteration the argument holds as it
+stands, but the factor now moves from one iteration to the next, so the summed regrets weigh each
+iteration's by its walk's reach of the set: a bias, bought for those kept nodes.
 
 Action sampling (``spec.sampled_actions = k``): instead of every legal action, ``k`` drawn
 uniformly without replacement (the set ``S``) get regrets, and one more rollout, of ``b`` drawn
@@ -159,25 +157,6 @@ def _sampled_lanes(mask: jax.Array, sigma: jax.Array, k: int, key: jax.Array):
             jnp.concatenate([drawn, left.any(-1, keepdims=True)], axis=-1), rest)
 
 
-def _guided_walk_action(spec: TraversalSpec, params: Params, obs: jax.Array, mask: jax.Array,
-                        key: jax.Array) -> jax.Array:
-    """``[n]``: the traverser's walk move where it does not play uniformly: the walk bot's, a draw
-    from its own regret-matching strategy, or (both set) the bot's at a ``walk_bot_share`` of lanes."""
-    n = obs.shape[0]
-
-    def bot_pick(k):
-        return jax.vmap(spec.walk_bot)(obs, mask, jax.random.split(k, n))
-
-    if not spec.walk_sigma:
-        return bot_pick(key)
-    own_sigma = regret_strategy(spec, params[0], obs, mask)
-    guided = jnp.argmax(log_probs(own_sigma) + jax.random.gumbel(key, (n, spec.game.num_actions)), axis=-1)
-    if spec.walk_bot is None:
-        return guided
-    k_bot, k_share = jax.random.split(jax.random.fold_in(key, 4))
-    return jnp.where(jax.random.uniform(k_share, (n,)) < spec.walk_bot_share, bot_pick(k_bot), guided)
-
-
 def _walk(spec: TraversalSpec, params: Params, k_init: jax.Array, k_walk: jax.Array,
           traverser: int | jax.Array, n: int):
     """``n`` walks, each to its game's end, keeping one of the traverser's nodes by reservoir
@@ -198,9 +177,10 @@ def _walk(spec: TraversalSpec, params: Params, k_init: jax.Array, k_walk: jax.Ar
         own = active & (p == traverser)
         behaviour = jnp.where(own[:, None], mask.astype(jnp.float32), sigma)  # p: uniform over legal
         a = jnp.argmax(log_probs(behaviour) + jax.random.gumbel(k_g, (n, num_a)), axis=-1)
-        if spec.walk_bot is not None or spec.walk_sigma:  # p: the bot or its own sigma, except at
-            k_guided, k_mix = jax.random.split(jax.random.fold_in(kk, 3))  # a walk_uniform share of nodes
-            guided = _guided_walk_action(spec, params, obs, mask, k_guided)
+        if spec.walk_sigma:  # p: its own sigma, except at a walk_uniform share of its nodes
+            k_guided, k_mix = jax.random.split(jax.random.fold_in(kk, 3))
+            own_sigma = regret_strategy(spec, params[0], obs, mask)
+            guided = jnp.argmax(log_probs(own_sigma) + jax.random.gumbel(k_guided, (n, num_a)), axis=-1)
             a = jnp.where(own & (jax.random.uniform(k_mix, (n,)) >= spec.walk_uniform), guided, a)
         count = count + own
         keep = own & (jax.random.uniform(k_keep, (n,)) * count < 1.0)  # the j-th node replaces w.p. 1/j

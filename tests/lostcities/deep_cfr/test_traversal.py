@@ -41,16 +41,6 @@ def uniform_policy(tree):
     return tree.mask / tree.mask.sum(1, keepdims=True)
 
 
-def first_legal(obs, mask, key):
-    """A bot for Kuhn: its first legal action."""
-    return jnp.argmax(mask)
-
-
-def first_legal_policy(tree):
-    """``first_legal`` as a per-decision policy over ``tree``."""
-    return np.eye(tree.mask.shape[1])[np.argmax(tree.mask, axis=-1)] * tree.mask
-
-
 def exact(tree, player, pol=None, own=None):
     """(counterfactual regrets [I, A], opponent-set reach by chance and opponent [I]) under the
     per-decision strategies ``pol`` (default uniform); with ``own`` (per-decision too) both also
@@ -187,23 +177,6 @@ def test_probe_action_sampling_expectations_equal_exact_enumeration():
                                atol=0.003)
     valid, mask = np.asarray(adv["valid"]), np.asarray(adv["mask"])
     assert (mask[valid].sum(-1) == 1).all() and (np.asarray(adv["target"])[~mask] == 0).all()
-
-
-def test_probe_walk_with_a_bot_weights_regrets_by_the_mixed_walk_reach():
-    """A walk bot (Kuhn's first legal action) mixed with uniform at half of the traverser's nodes:
-    the weighted regret sums per traversal equal the exact regrets weighted by that mixture's
-    reach of the traverser's own actions, not the uniform walk's (player 0 acts twice, so they
-    differ: by 0.09 at one of its sets with these nets)."""
-    num = 400_000
-    tree, index, adv, _, pol = probe_rows(0, seeds=(5, 6), num=num, walk_uniform=0.5, walk_bot=first_legal)
-    uniform = uniform_policy(tree)
-    walk = 0.5 * uniform + 0.5 * first_legal_policy(tree)
-    want_regret, _ = exact(tree, 0, pol, own=walk)
-    uniform_regret, _ = exact(tree, 0, pol, own=uniform)
-    assert np.abs(want_regret - uniform_regret).max() > 0.05
-    weighted = np.asarray(adv["target"]) * np.asarray(adv["weight"])[:, None]
-    np.testing.assert_allclose(per_infoset(index, adv, tree.num_infosets, weighted, num), want_regret,
-                               atol=0.002)
 
 
 @pytest.mark.parametrize("k", [1, 3, 6])

@@ -1,5 +1,5 @@
-"""The probe walk on the traverser's own current strategy (``--walk=sigma``) and on that strategy
-mixed with a bot (``--walk=sigma+BOT``), against exact Kuhn regrets weighted by the walk's reach."""
+"""The probe walk on the traverser's own current strategy (``--walk=sigma``) against exact Kuhn
+regrets weighted by the walk's reach, and the walk names the config takes."""
 
 import numpy as np
 import pytest
@@ -7,14 +7,8 @@ import pytest
 from lostcities.deep_cfr.config import DeepCFRConfig, resolve
 from lostcities.deep_cfr.solver import make_solver
 from lostcities.games import make_game
-from tests.lostcities.deep_cfr.test_traversal import (
-    exact,
-    first_legal,
-    first_legal_policy,
-    per_infoset,
-    probe_rows,
-    uniform_policy,
-)
+from runkit import config_tree
+from tests.lostcities.deep_cfr.test_traversal import exact, per_infoset, probe_rows, uniform_policy
 
 
 def test_probe_walk_on_sigma_weights_regrets_by_the_mixed_walk_reach():
@@ -33,33 +27,14 @@ def test_probe_walk_on_sigma_weights_regrets_by_the_mixed_walk_reach():
                                atol=0.003)  # sampling error ~0.001
 
 
-def test_probe_walk_on_sigma_and_a_bot_weights_regrets_by_that_mixture():
-    """Player 0 walks uniformly at half of its nodes; at the rest Kuhn's first legal action at a
-    quarter of them and its own regret matching at three quarters: the weighted regret sums equal
-    the exact regrets under that three-way mixture's reach, not the sigma walk's (0.03 apart at one
-    set with these nets)."""
-    num = 400_000
-    tree, index, adv, _, pol = probe_rows(0, seeds=(5, 6), num=num, walk_uniform=0.5, walk_sigma=True,
-                                          walk_bot=first_legal, walk_bot_share=0.25)
-    uniform = uniform_policy(tree)
-    want_regret, _ = exact(tree, 0, pol, own=0.5 * uniform + 0.125 * first_legal_policy(tree) + 0.375 * pol)
-    sigma_regret, _ = exact(tree, 0, pol, own=0.5 * uniform + 0.5 * pol)
-    assert np.abs(want_regret - sigma_regret).max() > 0.02
-    weighted = np.asarray(adv["target"]) * np.asarray(adv["weight"])[:, None]
-    np.testing.assert_allclose(per_infoset(index, adv, tree.num_infosets, weighted, num), want_regret,
-                               atol=0.003)
-
-
-@pytest.mark.parametrize("walk, sigma, bot, share", [
-    ("sigma", True, False, 0.0), ("heuristic", False, True, 0.0), ("sigma+heuristic", True, True, 0.3)])
-def test_walk_names_reach_the_traversal_spec(walk, sigma, bot, share):
-    cfg = DeepCFRConfig(game="lostcities", variant="micro", sampling="probe", walk=walk, walk_bot_share=0.3)
+@pytest.mark.parametrize("walk, sigma", [("uniform", False), ("sigma", True)])
+def test_walk_names_reach_the_traversal_spec(walk, sigma):
+    cfg = DeepCFRConfig(game="lostcities", variant="micro", sampling="probe", walk=walk, walk_uniform=0.3)
     spec = make_solver(resolve(cfg), make_game("lostcities", "micro")).traversal
-    assert (spec.walk_sigma, spec.walk_bot is not None, spec.walk_bot_share) == (sigma, bot, share)
+    assert (spec.walk_sigma, spec.walk_uniform) == (sigma, 0.3)
 
 
-def test_bad_mixed_walks_are_refused():
-    with pytest.raises(ValueError, match="sigma\\+BOT or a bot"):
-        DeepCFRConfig(game="lostcities", sampling="probe", walk="sigma+expert")
-    with pytest.raises(ValueError, match="walk_bot_share must be in"):
-        DeepCFRConfig(game="lostcities", sampling="probe", walk="sigma+heuristic", walk_bot_share=1.5)
+def test_bot_walks_are_refused():
+    """A bot's walk was removed (it trained worse agents than sigma's): naming one is an error."""
+    with pytest.raises(ValueError, match="'heuristic' is not one of"):
+        config_tree.override(DeepCFRConfig(game="lostcities", sampling="probe"), {"walk": "heuristic"})
