@@ -103,7 +103,7 @@ class DeepCFRConfig:
     RETIRED: ClassVar[dict[str, Retired]] = {
         "history_value": Retired(False, "history value nets (ESCHER): a worse agent (round 21)" + _KEPT),
         "value": Retired(ANY, "the settings of history_value's nets"),
-        "opponent_bot": Retired("", "regrets against a bot in some traversals: level (round 24)" + _KEPT),
+        "opponent_bot": Retired("", "regrets against a bot in some traversals: no better (round 24)" + _KEPT),
         "opponent_bot_share": Retired(ANY, "opponent_bot's share of the traversals"),
         "rollout": Retired("sigma", "rollouts on a bot trained a worse agent (round 16)" + _KEPT),
         "walk_bot_share": Retired(ANY, "the share of a sigma+BOT walk's guided nodes the bot played (the "

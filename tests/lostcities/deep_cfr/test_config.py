@@ -29,6 +29,11 @@ def test_a_saved_config_naming_a_removed_option_loads_while_it_is_off(tmp_path):
     path.write_text(json.dumps(data))
     with pytest.raises(ValueError, match=r"strategy\.record_at='traverser': this option was removed"):
         config_tree.load_json(DeepCFRConfig, path)
+    data["strategy"]["record_at"] = "opponent"
+    data["history_value"], data["value"] = True, {"steps": 300}
+    path.write_text(json.dumps(data))
+    with pytest.raises(ValueError, match=r"history_value=True: this option was removed; history value nets"):
+        config_tree.load_json(DeepCFRConfig, path)
 
 
 def test_other_bad_combinations_are_rejected():
