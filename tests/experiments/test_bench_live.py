@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
-from experiments.bench_live import BenchLiveConfig, bench
+from experiments.bench_live import BenchLiveConfig, bench, main
 from exphil.data.paths import default_replay_dir
 
 
@@ -21,3 +23,8 @@ def test_bench_live_reports_latency_percentiles_per_arch():
     assert row["adapter_median_ms"] < row["median_ms"]
     with pytest.raises(SystemExit, match="fewer playable frames"):
         bench(BenchLiveConfig(archs=("gru",), layers=(1,), hidden=16, frames=400, replay=str(replay)))
+    quiet = bench(BenchLiveConfig(archs=("gru",), layers=(1,), hidden=16, frames=30, warmup=10,
+                                  replay=str(replay), gc_off=True))
+    assert quiet["gc_off"] and quiet["results"][0]["frames"] == 30 and gc.isenabled()
+    with pytest.raises(SystemExit, match="--xla_threads=2: 0"):
+        main(BenchLiveConfig(xla_threads=2))

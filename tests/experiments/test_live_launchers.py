@@ -109,6 +109,7 @@ def test_play_dolphin_rehearses_the_drill_as_the_closed_loop_plays_it(replay_pat
     drill = Drill.from_replay(replay_path(FIXTURE))
     states, pads = teacher_rollouts(drill, ("fixture",), 300)
     assert result["ended"] == "game over" and result["standin"]["ended"] == "game end"
+    assert result["frame_time"]["frames"] == result["frames"] and result["frame_time"]["median_ms"] > 0
     np.testing.assert_array_equal(_recorded_actions(result), np.asarray(states.action)[:, 0])
     assert result["drill"] == _closed_loop_figures(states, pads)
     assert result["drill"]["max_chain"] >= 30  # the teacher shines through
