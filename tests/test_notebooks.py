@@ -26,6 +26,8 @@ SLOW: dict[str, str] = {
     "train_and_inspect.ipynb": "builds a dataset and trains a small policy: ~50 s beside the default run",
     "lost_cities.ipynb": "compiles the batched engine, bots and an evaluation: ~30 s beside the default run",
     "lost_cities_agent.ipynb": "a five-player ladder on the classic game, then one game rendered",
+    "lost_cities_rl.ipynb": "a Kuhn run, behaviour cloning and a few PPO updates on the classic game, a "
+                            "20 s best response: each compiles its update and evaluations",
     "kernels.ipynb": "compiles and times every impl of three kernels, forward and backward (the autotune "
                      "warmup and a small benchmark): minutes on a 2-core CPU",
 }
