@@ -42,7 +42,7 @@ from lostcities.game.variants import CLASSIC, Variant
 __all__ = [
     "DECK", "EXPEDITION", "HAND", "PILE", "LostCities", "State", "choose_legal_action", "current_player",
     "expedition_scores", "init", "legal_action_mask", "num_actions", "observation", "observation_size",
-    "reshuffle_deck", "returns", "scores", "step", "terminal", "to_move",
+    "returns", "scores", "step", "terminal", "to_move",
 ]
 
 # Location codes of a card (State.loc): the draw pile, a player's hand or expedition, a discard pile.
@@ -189,15 +189,6 @@ def step(state: State, action: jax.Array, key: jax.Array | None = None, variant:
     )
 
 
-def reshuffle_deck(state: State, key: jax.Array) -> State:
-    """``state`` with the draw pile's cards in a fresh uniform order, everything else as it was:
-    another history of the same information sets, equally likely (the shuffle is the only chance
-    event, and no player has seen the pile's order)."""
-    in_deck = state.loc == DECK
-    rank = jnp.argsort(jnp.argsort(jnp.where(in_deck, jax.random.uniform(key, in_deck.shape), 2.0)))
-    return state.replace(order=jnp.where(in_deck, state.deck_top + rank, state.order).astype(jnp.int8))
-
-
 def choose_legal_action(state: State, u: jax.Array, variant: Variant = CLASSIC) -> jax.Array:
     """``choose_legal(u, legal_action_mask(state))`` without building the mask (int32; 0 once over).
 
@@ -268,11 +259,8 @@ def to_move(state: State, variant: Variant = CLASSIC) -> tuple[jax.Array, jax.Ar
     return player, observation(state, player, variant), legal_action_mask(state, variant)
 
 
-def observation(state: State, player: jax.Array | int, variant: Variant = CLASSIC,
-                reveal: bool = False) -> jax.Array:
-    """float32[6 N + C + 6]: the information state of ``player`` (N cards, C colours); with
-    ``reveal``, the history view instead: the opponent's whole hand shown as known (plane 5), the
-    draw pile alone unseen (plane 4), as a history value net needs (``deep_cfr`` ``history_value``).
+def observation(state: State, player: jax.Array | int, variant: Variant = CLASSIC) -> jax.Array:
+    """float32[6 N + C + 6]: the information state of ``player`` (N cards, C colours).
 
     ==================  ========================================================================
     indices             meaning
@@ -301,8 +289,8 @@ def observation(state: State, player: jax.Array | int, variant: Variant = CLASSI
         state.loc == EXPEDITION[0] + me,
         state.loc == EXPEDITION[0] + 1 - me,
         jnp.where(state.loc == PILE, 1.0 / (1.0 + depth.astype(jnp.float32)), 0.0),
-        (state.loc == DECK) | (opp_hand & ~(state.public | reveal)),
-        opp_hand & (state.public | reveal),
+        (state.loc == DECK) | (opp_hand & ~state.public),
+        opp_hand & state.public,
     ]
     scalars = [
         ((n - state.deck_top.astype(jnp.int32)) / variant.deck_after_deal)[None],
@@ -356,18 +344,11 @@ class LostCities:
     def step(self, state: State, action: jax.Array, key: jax.Array) -> State:
         return step(state, action, key, self.variant)
 
-    def reshuffle_deck(self, state: State, key: jax.Array) -> State:
-        return reshuffle_deck(state, key)
-
     def legal_action_mask(self, state: State) -> jax.Array:
         return legal_action_mask(state, self.variant)
 
     def observation(self, state: State, player: jax.Array | int) -> jax.Array:
         return observation(state, player, self.variant)
-
-    def history_observation(self, state: State, player: jax.Array | int) -> jax.Array:
-        """``player``'s observation with the opponent's hand revealed (the draw pile stays hidden)."""
-        return observation(state, player, self.variant, reveal=True)
 
     def current_player(self, state: State) -> jax.Array:
         return current_player(state)

@@ -157,21 +157,6 @@ def test_observation_layout_and_privacy():
     assert obs0[6 * n + 5 + c] == 1.0 and obs1[6 * n + 5 + c] == 0.0
 
 
-def test_history_view_reveals_the_opponents_hand_and_nothing_else():
-    v = CLASSIC
-    n = v.num_cards
-    s = engine.init(jax.random.key(3), v)
-    for p in (0, 1):
-        obs, view = (np.asarray(engine.observation(s, p, v, reveal=r)) for r in (False, True))
-        loc = np.asarray(s.loc)
-        opp_hand, deck = loc == engine.HAND[1 - p], loc == engine.DECK
-        np.testing.assert_array_equal(view[5 * n:6 * n], opp_hand)  # the whole hand, known
-        np.testing.assert_array_equal(view[4 * n:5 * n], deck)  # the draw pile alone unseen
-        np.testing.assert_array_equal(view[:4 * n], obs[:4 * n])
-        np.testing.assert_array_equal(view[6 * n:], obs[6 * n:])
-        np.testing.assert_array_equal(np.asarray(LostCities(v).history_observation(s, p)), view)
-
-
 def test_conformance_tiny():
     summary = check_game(LostCities(get_variant("tiny")), num_games=4)
     assert summary["max_length"] <= LostCities(get_variant("tiny")).max_decisions
