@@ -161,6 +161,7 @@ class ControllerPipe:
         self.decisions: collections.deque[PadState] = collections.deque()
         self.flushes = 0
         self.empty_flushes = 0
+        self.writer_left = False  # a writer came and has closed its end
         self.rejected: list[tuple[str, str]] = []
 
     def poll(self, timeout: float = 0.0) -> int:
@@ -173,10 +174,11 @@ class ControllerPipe:
             if readable:
                 try:
                     data = os.read(self._fd, 65536)
-                except BlockingIOError:
-                    data = b""
-                if not data:  # no writer (yet, or any more): select keeps saying readable
-                    time.sleep(0.0005)
+                    if not data:  # end of file: no writer (yet, or any more); select keeps saying readable
+                        self.writer_left = self.flushes + self.empty_flushes > 0
+                        time.sleep(0.0005)
+                except BlockingIOError:  # a writer with nothing to say
+                    pass
             self._consume(data)
             if self.flushes > before or time.monotonic() >= deadline:
                 return self.flushes - before

@@ -170,10 +170,11 @@ class _Game:
             _POSTGAME_SCENE, source.frame_ids[-1] + 1))}).encode())
 
     def linger(self, timeout: float) -> None:
-        """After the game: keep reading the pipes (a writer must never block) until the client leaves."""
+        """After the game: keep reading the pipes (a writer must never block) until the client leaves
+        (its connection or its controllers)."""
         deadline = time.monotonic() + timeout
         try:
-            while time.monotonic() < deadline:
+            while time.monotonic() < deadline and not all(p.writer_left for p in self.pipes.values()):
                 self.server.service()
                 for pipe in self.pipes.values():
                     pipe.latest()
