@@ -2,7 +2,7 @@
 update's FLOP rate beside XLA's bare matmul rate at the net's sizes, measured side by side in one run.
 
     python -m experiments.bench_lostcities_rl --json_out=/tmp/bench_rl.json
-    python -m experiments.bench_lostcities_rl --preset=classic --games=256 --repeats=5
+    python -m experiments.bench_lostcities_rl --learner=classic --games=256 --repeats=5
 
 The update's FLOPs are counted from the net's matmuls (``2 x in x out`` a row for each layer and head):
 the learner's forward pass over every game at each decision, the league's over its games, and per
@@ -22,7 +22,7 @@ from typing import Any
 
 @dataclasses.dataclass(frozen=True)
 class BenchConfig:
-    preset: str = "classic"  # the learner preset measured (lostcities.rl.config.PRESETS)
+    learner: str = "classic"  # the learner preset measured (lostcities.rl.config.PRESETS)
     games: int = 0  # override the preset's games (0: keep)
     steps: int = 0  # override the preset's decisions per update (0: keep)
     repeats: int = 3  # timed calls of each measurement (after one compiling call)
@@ -91,7 +91,7 @@ def main(cfg: BenchConfig) -> dict[str, Any]:
     over = {k: v for k, v in (("games", cfg.games), ("steps", cfg.steps)) if v}
     # A fresh net stands in for the cloned start (same shapes); with no start, no pull towards it.
     fresh = {"init": "", "ppo.start_kl_coef": 0.0}
-    rl = config_tree.override(RLConfig(), {**PRESETS[cfg.preset], **fresh, **over})
+    rl = config_tree.override(RLConfig(), {**PRESETS[cfg.learner], **fresh, **over})
     learner = make_learner(rl, make_game(rl.game, rl.variant))
     state = learner.init_state(learner.net.init(jax.random.key(0)), jax.random.key(1))
     collect = jax.jit(learner.collector.collect)
@@ -101,7 +101,7 @@ def main(cfg: BenchConfig) -> dict[str, Any]:
     rate = matmul_rate(learner, cfg.repeats)
     decisions = rl.games * rl.steps
     result = {
-        "preset": cfg.preset, "games": rl.games, "steps": rl.steps, "hidden": list(rl.hidden),
+        "learner": cfg.learner, "games": rl.games, "steps": rl.steps, "hidden": list(rl.hidden),
         "devices": [str(d) for d in jax.devices()], "cpu_count": os.cpu_count(),
         "load_average": list(os.getloadavg()),
         "collect_decisions_per_s": decisions / t_collect, "update_decisions_per_s": decisions / t_update,
@@ -109,7 +109,7 @@ def main(cfg: BenchConfig) -> dict[str, Any]:
         "update_flop_rate": flops / t_update, "matmul_flop_rate": rate,
         "update_share_of_matmul_rate": flops / t_update / rate,
     }
-    print(f"{cfg.preset} ({rl.games} games x {rl.steps}, hidden {rl.hidden}): collection "
+    print(f"{cfg.learner} ({rl.games} games x {rl.steps}, hidden {rl.hidden}): collection "
           f"{result['collect_decisions_per_s']:,.0f} decisions/s, whole update "
           f"{result['update_decisions_per_s']:,.0f} decisions/s; update "
           f"{result['update_flop_rate'] / 1e9:.2f} GFLOP/s vs bare matmul "

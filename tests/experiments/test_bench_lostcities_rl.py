@@ -22,7 +22,15 @@ def test_update_flops_by_hand():
 
 @pytest.mark.slow  # compiles the collection, the update and the matmul chain
 def test_bench_runs_on_kuhn():
-    out = bench.main(bench.BenchConfig(preset="kuhn", games=16, steps=4, repeats=1))
+    out = bench.main(bench.BenchConfig(learner="kuhn", games=16, steps=4, repeats=1))
     for key in ("collect_decisions_per_s", "update_decisions_per_s", "update_flop_rate", "matmul_flop_rate"):
         assert out[key] > 0
     assert out["collect_decisions_per_s"] > out["update_decisions_per_s"]  # the update collects, then learns
+
+
+def test_config_makes_launcher_flags():
+    from absl import flags
+
+    from experiments import launcher
+
+    assert "learner" in launcher.define_config_flags(bench.BenchConfig(), flags.FlagValues())

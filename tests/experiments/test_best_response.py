@@ -18,3 +18,12 @@ def test_short_exploiter_beats_random(tmp_path):
     out = main(BestResponseConfig(target="random", budget_s=60, games=200, reference=False))
     assert out["curve"] and out["curve"][-1]["decisions"] > 0
     assert out["exploiter_margin"] > 0 and out["sampled"]["margin_ci95"][0] < out["sampled"]["margin"]
+
+
+def test_config_makes_launcher_flags():
+    from absl import flags
+
+    from experiments import launcher
+
+    names = launcher.define_config_flags(BestResponseConfig(), flags.FlagValues())
+    assert {"target", "budget_s", "games"} <= set(names)
