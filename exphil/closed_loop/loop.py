@@ -20,22 +20,37 @@ import jax.numpy as jnp
 from flax import nnx
 
 from exphil.closed_loop.teacher import teacher_pad
-from exphil.data.spec import EmbeddingSpec
+from exphil.data.spec import BUTTONS, EmbeddingSpec
 from exphil.models.outputs import ControllerSample
 from exphil.sim.frames import player_columns
+from exphil.sim.gamepad import read_tables
 from exphil.sim.observe import InputMap, frame_vector
 from exphil.sim.stage import Stage
 from exphil.sim.state import Pad, SimState
 from exphil.sim.step import step
 
-__all__ = ["PolicyPlayer", "controller_classes", "play_teacher", "sample_to_pad", "teacher_scan"]
+__all__ = ["PolicyPlayer", "controller_classes", "play_teacher", "sample_classes", "sample_to_pad",
+           "teacher_scan"]
 
 
 def sample_to_pad(c: ControllerSample, spec: EmbeddingSpec) -> Pad:
-    """The pad a sampled controller (classes on the spec's grid) puts on the game."""
-    stick = jnp.float32(spec.stick_bins - 1)
-    return Pad(c.buttons > 0.5, c.main_x / stick, c.main_y / stick, c.c_x / stick, c.c_y / stick,
-               c.shoulder / jnp.float32(spec.shoulder_bins - 1))
+    """The pad the game reads when the live agent sends a sampled controller (classes on the spec's
+    grid): ``exphil.sim.gamepad.read_tables``, the stand-in's reading (dead zones, unit circle,
+    digital L/R and Z on the trigger), not the classes' grid values."""
+    sticks, trigger = (jnp.asarray(t) for t in read_tables(spec))
+    buttons = c.buttons > 0.5
+    main, cstick = sticks[c.main_x, c.main_y], sticks[c.c_x, c.c_y]
+    digital = (buttons[..., BUTTONS.index("l")] | buttons[..., BUTTONS.index("r")]).astype(jnp.int32)
+    shoulder = trigger[digital, buttons[..., BUTTONS.index("z")].astype(jnp.int32), c.shoulder]
+    return Pad(buttons, main[..., 0], main[..., 1], cstick[..., 0], cstick[..., 1], shoulder)
+
+
+def sample_classes(c: ControllerSample) -> jax.Array:
+    """A sampled controller as the previous-controller entries of ``observe.frame_vector`` (8
+    buttons, the 4 stick classes, the shoulder class; ``[..., 13]`` float32): the classes chosen,
+    as the live agent feeds its own last choice back, not the game's reading of them."""
+    classes = jnp.stack([c.main_x, c.main_y, c.c_x, c.c_y, c.shoulder], -1).astype(jnp.float32)
+    return jnp.concatenate([c.buttons.astype(jnp.float32), classes], -1)
 
 
 def controller_classes(pad: Pad, spec: EmbeddingSpec) -> jax.Array:
@@ -134,8 +149,7 @@ def _play(player: PolicyPlayer, start: SimState, in_flight: Pad, opp_action: jax
         lined_up = jax.tree.map(lambda q, p: jnp.concatenate([q, p[None]]), queue, pad)
         nxt = jax.tree.map(lambda q: q[0], lined_up)
         s = frame(s, nxt)
-        return (s, nxt, jax.tree.map(lambda q: q[1:], lined_up), controller_classes(pad, player.spec),
-                hidden), (s, nxt)
+        return (s, nxt, jax.tree.map(lambda q: q[1:], lined_up), sample_classes(chosen), hidden), (s, nxt)
 
     landed = jax.tree.map(lambda q: q[0], in_flight)
     queue = jax.tree.map(lambda q: q[1:], in_flight)

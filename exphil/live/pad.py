@@ -9,29 +9,30 @@ shoulder value as raw ``round(v * 140)``; the game reads a stick axis as 0 below
 ``SHOULDER_THRESHOLD`` and as ``raw / 140`` above. Each class is sent as the raw value nearest
 its grid point that the game reads back as the same class (17 stick classes: class 10 as raw 23,
 not 20, which reads as centre); a class no raw value reads as (stick classes 7 and 9, inside the
-deadzone) is sent as the centre. :class:`RecordingController` stands in for a Dolphin
-controller offline.
+deadzone) is sent as the centre. These values and the game's reading of them live in
+``exphil.sim.gamepad``, shared with the stand-in and the closed loop. :class:`RecordingController`
+stands in for a Dolphin controller offline.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 from typing import Any, NamedTuple
 
 import melee
-import numpy as np
 
 from exphil.data.spec import BUTTONS, EmbeddingSpec
+from exphil.sim.gamepad import (
+    SHOULDER_THRESHOLD,
+    STICK_DEADZONE,
+    game_shoulder,
+    game_stick,
+    shoulder_class_values,
+    stick_class_values,
+)
 
 __all__ = ["NEUTRAL", "SHOULDER_THRESHOLD", "STICK_DEADZONE", "Controls", "PadWriter", "RecordingController",
            "game_shoulder", "game_stick", "shoulder_class_values", "stick_class_values"]
-
-STICK_DEADZONE = 23
-"""Raw stick units (of 80) below which the game reads an axis as centred."""
-
-SHOULDER_THRESHOLD = 43
-"""Raw analog shoulder units (of 140) below which the game reads the shoulder as released."""
 
 BUTTON_ENUMS = tuple(melee.Button[f"BUTTON_{b.upper()}"] for b in BUTTONS)
 
@@ -55,44 +56,6 @@ def neutral_controls(spec: EmbeddingSpec) -> Controls:
 
 NEUTRAL = neutral_controls(EmbeddingSpec())
 """The neutral controls of the default grid."""
-
-
-def game_stick(raw: np.ndarray | int) -> np.ndarray:
-    """The stick axis the game reads from raw units, in [0, 1] (0.5 centre)."""
-    raw = np.asarray(raw, np.float64)
-    return np.where(np.abs(raw) < STICK_DEADZONE, 0.0, raw / 80.0) * 0.5 + 0.5
-
-
-def game_shoulder(raw: np.ndarray | int) -> np.ndarray:
-    """The analog shoulder the game reads from raw units, in [0, 1]."""
-    raw = np.asarray(raw, np.float64)
-    return np.where(raw < SHOULDER_THRESHOLD, 0.0, raw / 140.0)
-
-
-def _surviving_raw(classes_of_raw: np.ndarray, raws: np.ndarray, nominal: np.ndarray) -> np.ndarray:
-    """Per class k: the raw value reading as k nearest ``nominal[k]``, or 0 when none does."""
-    out = np.zeros(len(nominal), np.int64)
-    for k, target in enumerate(nominal):
-        ok = raws[classes_of_raw == k]
-        out[k] = ok[np.argmin(np.abs(ok - target))] if len(ok) else 0
-    return out
-
-
-@functools.cache
-def stick_class_values(spec: EmbeddingSpec) -> np.ndarray:
-    """float64 [stick_bins]: the value to tilt a stick axis to for each class (module docstring)."""
-    raws = np.arange(-80, 81)
-    nominal = np.rint((spec.class_to_stick(np.arange(spec.stick_bins)) - 0.5) * 160)
-    raw = _surviving_raw(spec.stick_to_class(game_stick(raws)), raws, nominal)
-    return 0.5 + raw / 160.0
-
-
-@functools.cache
-def shoulder_class_values(spec: EmbeddingSpec) -> np.ndarray:
-    """float64 [shoulder_bins]: the value to press the analog shoulder to for each class."""
-    raws = np.arange(0, 141)
-    nominal = np.rint(spec.class_to_shoulder(np.arange(spec.shoulder_bins)) * 140)
-    return _surviving_raw(spec.shoulder_to_class(game_shoulder(raws)), raws, nominal) / 140.0
 
 
 class PadWriter:

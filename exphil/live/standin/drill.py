@@ -27,6 +27,7 @@ from exphil.data.spec import BUTTONS
 from exphil.live.standin.pipe import PadRead, PadState
 from exphil.live.standin.slp import EVENT, POST, PRE, game_end_event, patch, read_stream
 from exphil.sim import fox as F
+from exphil.sim.gamepad import pad_axes
 from exphil.sim.state import Pad, SimState
 from exphil.sim.step import step
 
@@ -43,8 +44,7 @@ def pad_of(read: PadRead) -> Pad:
     """The simulator's pad for a controller as the game read it: the parser's units, computed as the
     parser computes them from the event's float32 fields (so the simulator sees what a replay shows)."""
     buttons = np.array([read.pressed(_PAD_BUTTONS[b]) for b in BUTTONS])
-    axes = np.clip(np.array([*read.main, *read.c], np.float32) * 0.5 + 0.5, 0.0, 1.0)
-    return Pad(buttons, *axes, np.clip(np.float32(read.trigger), 0.0, 1.0))
+    return Pad(buttons, *pad_axes([*read.main, *read.c]), np.clip(np.float32(read.trigger), 0.0, 1.0))
 
 
 def _packed(s: SimState) -> jax.Array:

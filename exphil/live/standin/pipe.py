@@ -12,7 +12,8 @@ What the game reads (:meth:`PadState.read`): Dolphin turns a stick value ``v`` i
 ``fix_analog_stick`` / ``fix_analog_trigger`` invert exactly these); Melee reads a stick axis as 0
 under 23 raw units, else ``raw / 80``, clamped to the unit circle; an analog shoulder as 0 under 43
 raw units, else ``raw / 140`` (at most 1); the processed trigger is 1 while digital L or R is
-pressed, else 0.35 while Z is held, else the larger analog shoulder.
+pressed, else 0.35 while Z is held, else the larger analog shoulder. These rules are
+``exphil.sim.gamepad``'s, which the closed loop applies too.
 """
 
 from __future__ import annotations
@@ -20,13 +21,12 @@ from __future__ import annotations
 import collections
 import dataclasses
 import logging
-import math
 import os
 import select
 import time
 from pathlib import Path
 
-from exphil.live.pad import game_shoulder, game_stick
+from exphil.sim.gamepad import analog_raw, read_analog, read_axes, read_trigger, stick_raw
 
 __all__ = ["BUTTON_BITS", "ControllerPipe", "PadRead", "PadState", "parse_command"]
 
@@ -35,7 +35,6 @@ BUTTON_BITS = {"A": 0x0100, "B": 0x0200, "X": 0x0400, "Y": 0x0800, "START": 0x10
                "D_UP": 0x0008}
 """Physical button bits of a pre-frame event, by libmelee's button names."""
 
-TRIGGER_UNIT, Z_TRIGGER = 140.0, 0.35
 log = logging.getLogger(__name__)
 
 
@@ -60,23 +59,9 @@ class PadRead:
         return bool(self.bits & BUTTON_BITS[button])
 
 
-def _raw_stick(v: float) -> int:
-    return max(-128, min(127, math.floor((v - 0.5) * 254)))
-
-
 def _stick(x: float, y: float) -> tuple[tuple[float, float], tuple[int, int]]:
-    raw = (_raw_stick(x), _raw_stick(y))
-    axes = [float(game_stick(r)) * 2.0 - 1.0 for r in raw]
-    norm = math.hypot(*axes)
-    if norm > 1.0:
-        axes = [a / norm for a in axes]
-    return (axes[0], axes[1]), raw
-
-
-def _analog(v: float) -> tuple[float, float]:
-    """(physical, processed) of an analog shoulder value."""
-    raw = max(0, min(255, math.floor(v * 255)))
-    return min(raw / TRIGGER_UNIT, 1.0), min(float(game_shoulder(raw)), 1.0)
+    raw = (stick_raw(x), stick_raw(y))
+    return read_axes(*raw), raw
 
 
 @dataclasses.dataclass
@@ -96,14 +81,9 @@ class PadState:
         """What the game reads from this controller (module docstring)."""
         main, raw_main = _stick(*self.main)
         c, _ = _stick(*self.c)
-        (phys_l, l), (phys_r, r) = _analog(self.l), _analog(self.r)
+        (phys_l, l), (phys_r, r) = read_analog(analog_raw(self.l)), read_analog(analog_raw(self.r))
         bits = sum(BUTTON_BITS[b] for b in self.buttons)
-        if self.buttons & {"L", "R"}:
-            trigger = 1.0
-        elif "Z" in self.buttons:
-            trigger = Z_TRIGGER
-        else:
-            trigger = max(l, r)
+        trigger = read_trigger(bool(self.buttons & {"L", "R"}), "Z" in self.buttons, max(l, r))
         return PadRead(main, c, raw_main, trigger, phys_l, phys_r, bits)
 
 
