@@ -120,10 +120,9 @@ def test_play_dolphin_rehearses_the_drill_as_the_closed_loop_plays_it(replay_pat
 def test_a_trained_policy_rehearses_the_drill_as_the_closed_loop_plays_it(replay_path, tmp_path):
     """train_exphil (smoke preset, delay 2) -> play_dolphin --standin=drill == play_policy on the same seed.
 
-    At temperature 0: sampled at 1 this barely trained policy tilts sticks anywhere, and the closed loop
-    puts a class on the game as its grid value where the game reads the value sent (dead zone, unit
-    circle, digital shoulders; docs/live-play.md), so the two part after a few dozen frames."""
-    temperature = 0.0
+    At temperature 0 and sampled at 1, where this barely trained policy tilts sticks anywhere: the
+    closed loop lands each choice as the game reads what the live agent sends (dead zone, unit
+    circle, digital shoulders; ``exphil.sim.gamepad``), so every action agrees."""
     env = {**os.environ, "JAX_PLATFORMS": "cpu", "PYTHONPATH": str(REPO)}
     run = tmp_path / "run"
     trained = subprocess.run(
@@ -132,9 +131,13 @@ def test_a_trained_policy_rehearses_the_drill_as_the_closed_loop_plays_it(replay
          "--windows.filters.ports=0", "--noprogress"], cwd=REPO, env=env, capture_output=True, text=True,
         timeout=1800)
     assert trained.returncode == 0, trained.stderr[-3000:]
-    result = play(PlayConfig(run_dir=str(run), standin="drill", seconds=10, seed=1, temperature=temperature,
-                             evaluate=False, record=str(tmp_path / "rec"), fixture=str(replay_path(FIXTURE))))
     drill = Drill.from_replay(replay_path(FIXTURE))
-    states, pads = play_policy(load_player(run, drill, temperature=temperature), drill, ("fixture",), 1, 600)
-    np.testing.assert_array_equal(_recorded_actions(result), np.asarray(states.action)[:, 0])
-    assert result["drill"] == _closed_loop_figures(states, pads)
+    for temperature in (0.0, 1.0):
+        result = play(PlayConfig(run_dir=str(run), standin="drill", seconds=10, seed=1,
+                                 temperature=temperature, evaluate=False, fixture=str(replay_path(FIXTURE)),
+                                 record=str(tmp_path / f"rec{temperature}")))
+        player = load_player(run, drill, temperature=temperature)
+        states, pads = play_policy(player, drill, ("fixture",), 1, 600)
+        np.testing.assert_array_equal(_recorded_actions(result), np.asarray(states.action)[:, 0],
+                                      err_msg=f"temperature {temperature}")
+        assert result["drill"] == _closed_loop_figures(states, pads)
