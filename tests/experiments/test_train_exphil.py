@@ -165,7 +165,7 @@ def test_config_json_is_plain_json(tmp_path):
 
 def test_robust_preset_is_the_tables_best_cell():
     """``--preset=multishine_robust`` trains exactly the exposure table's ``dart_long`` cell at delay 2
-    and 600 steps (the figures in docs/closed-loop.md), up to where it writes and how often it saves."""
+    and 600 steps (its figures in docs/benchmark-history.md), up to where it writes and how often it saves."""
     from exphil.exposure.configs import CONFIGS
 
     fv = flags.FlagValues()
