@@ -6,7 +6,7 @@
     python -m experiments.eval_lostcities --a=search:RUN_DIR --b=heuristic --games=400 \
         --search.determinizations=16 --search.top_k=4 --search.prior_weight=2
 
-A player is a bot name, ``pretrained``, a Deep CFR run folder, an exported agent's folder,
+A player is a bot name, ``pretrained``, ``deepcfr``, a Deep CFR run folder, an exported agent's folder,
 ``argmax:AGENT`` (the agent's most probable move), ``search`` or ``search:PLAYER``.
 Reports ``win_rate_a`` with a Wilson 95% interval, the mean score difference (A - B) with a 95%
 interval over deals, both players' score distributions and play diagnostics, and the capped-game rate.

@@ -1,11 +1,12 @@
 """Play Lost Cities against a bot or a trained agent in the terminal.
 
     python -m lostcities.play --opponent=heuristic [--variant=classic] [--seed=0] [--bot_first]
-    python -m lostcities.play --opponent=pretrained      # the shipped classic Deep CFR agent
+    python -m lostcities.play --opponent=pretrained      # the shipped classic agent (self-play PPO)
+    python -m lostcities.play --opponent=deepcfr         # the Deep CFR agent shipped before it
     python -m lostcities.play --opponent=RUN_DIR         # a Deep CFR run folder's agent
 
-The opponent is any name ``lostcities.agents.players`` accepts (bots, ``pretrained``, run folders,
-``argmax:AGENT``, ``search``).
+The opponent is any name ``lostcities.agents.players`` accepts (bots, ``pretrained``, ``deepcfr``, run
+folders, ``argmax:AGENT``, ``search``).
 
 Illegal or malformed input is answered with the reason and asked again; end of input quits.
 """

@@ -2,7 +2,8 @@
 
 - a bot of ``lostcities.agents.bots.BOTS`` (``random``, ``heuristic``, ``careful``, ``greedy``,
   ``threshold``);
-- ``pretrained``: the classic Deep CFR agent shipped in ``lostcities.agents.pretrained``;
+- ``pretrained``: the classic self-play (RL) agent shipped in ``lostcities.agents.pretrained``; ``deepcfr``
+  the Deep CFR agent shipped before it;
 - a Deep CFR run folder: its agent, the average-strategy net (``lostcities.deep_cfr.player.load_agent``);
 - an exported agent's folder (``params.npz`` and ``net.json``, ``lostcities.agents.pretrained.write_agent``),
   such as a round of ``experiments.expert_iteration``;
@@ -27,7 +28,7 @@ import jax
 import jax.numpy as jnp
 
 from lostcities.agents.bots import BOTS, make_bot
-from lostcities.agents.pretrained import load_pretrained
+from lostcities.agents.pretrained import SHIPPED, load_pretrained
 from lostcities.agents.search import PriorFn, SearchSpec, search_policy
 from lostcities.deep_cfr.player import load_agent
 from lostcities.game.api import Policy
@@ -52,8 +53,8 @@ class Player:
 
 def accepted_players() -> str:
     """One line listing every accepted player name (for error messages and ``--help``)."""
-    return (f"a bot ({', '.join(sorted(BOTS))}), pretrained, a Deep CFR run folder, an exported agent's "
-            "folder, argmax:AGENT with AGENT one of those three, search, "
+    return (f"a bot ({', '.join(sorted(BOTS))}), pretrained, deepcfr, a Deep CFR run folder, an exported "
+            "agent's folder, argmax:AGENT with AGENT one of those three, search, "
             "or search:PLAYER with PLAYER any of those")
 
 
@@ -77,10 +78,10 @@ def _as_player(loaded: Any) -> Player:
 
 
 def load_learned(spec: str, variant: Variant, run_loader: RunLoader = _load_run) -> Any:
-    """The learned agent named ``spec`` as loaded (``pretrained``, an exported agent's folder or a run
-    folder read by ``run_loader``); a ``ValueError`` listing what is accepted otherwise."""
-    if spec == "pretrained":
-        return load_pretrained(variant)
+    """The learned agent named ``spec`` as loaded (``pretrained``, ``deepcfr``, an exported agent's folder
+    or a run folder read by ``run_loader``); a ``ValueError`` listing what is accepted otherwise."""
+    if spec in SHIPPED:
+        return load_pretrained(variant, SHIPPED[spec])
     path = Path(spec)
     if not path.is_dir():
         raise ValueError(f"player {spec!r} is neither a bot nor a run folder; accepted: {accepted_players()}")

@@ -1,8 +1,12 @@
-"""The Deep CFR agent for classic Lost Cities shipped with the package (``--opponent=pretrained``).
+"""The classic Lost Cities agents shipped with the package, by player name (``SHIPPED``).
 
-``classic/`` holds the agent's average-strategy net (``params.npz``, float32), the run's
-``config.json`` and ``figures.json`` (the strength it was measured at, and the commands), and the
-run's plots. :func:`export_agent` writes such a folder from a run folder.
+- ``pretrained`` (``rl_classic/``): the self-play policy-gradient agent (``lostcities.rl``), the strongest;
+- ``deepcfr`` (``deep_cfr_classic/``): the Deep CFR agent's average-strategy net, shipped before it.
+
+Each folder holds the policy net (``params.npz``, float32, and ``net.json``), the run's ``config.json``
+and ``figures.json`` (the strength it was measured at, and the commands), and the run's plots.
+:func:`export_agent` writes such a folder from a Deep CFR run folder, ``lostcities.rl.export`` from an
+RL run.
 """
 
 from __future__ import annotations
@@ -19,9 +23,12 @@ from lostcities.deep_cfr.networks import NetSpec
 from lostcities.deep_cfr.player import NetAgent, load_agent
 from lostcities.game.variants import Variant
 
-__all__ = ["PRETRAINED_DIR", "export_agent", "load_pretrained", "write_agent"]
+__all__ = ["DEEP_CFR_DIR", "PRETRAINED_DIR", "SHIPPED", "export_agent", "load_pretrained", "write_agent"]
 
-PRETRAINED_DIR = Path(__file__).parent / "classic"
+PRETRAINED_DIR = Path(__file__).parent / "rl_classic"
+DEEP_CFR_DIR = Path(__file__).parent / "deep_cfr_classic"
+SHIPPED = {"pretrained": PRETRAINED_DIR, "deepcfr": DEEP_CFR_DIR}
+"""Player name -> the shipped agent's folder."""
 
 
 def _flatten(tree: Any, prefix: str = "") -> dict[str, np.ndarray]:
@@ -56,9 +63,9 @@ def write_agent(agent: NetAgent, out: str | Path, variant: str = "classic") -> P
     return out
 
 
-def export_agent(run_dir: str | Path, out: str | Path = PRETRAINED_DIR, figures: dict | None = None) -> Path:
-    """Write run ``run_dir``'s agent to ``out``: its net (``params.npz``, ``net.json``), ``config.json``,
-    ``metrics.jsonl``, ``figures.json`` (``figures``, if given) and the run's plots."""
+def export_agent(run_dir: str | Path, out: str | Path = DEEP_CFR_DIR, figures: dict | None = None) -> Path:
+    """Write Deep CFR run ``run_dir``'s agent to ``out``: its net (``params.npz``, ``net.json``),
+    ``config.json``, ``metrics.jsonl``, ``figures.json`` (``figures``, if given) and the run's plots."""
     run_dir = Path(run_dir)
     config = json.loads((run_dir / "config.json").read_text())
     out = write_agent(load_agent(run_dir), out, config.get("variant") or "classic")

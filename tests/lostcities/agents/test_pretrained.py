@@ -1,23 +1,38 @@
-"""The shipped classic agent loads after install, plays through every entry point and still beats random."""
+"""The shipped classic agents load after install, play through every entry point and still beat random."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 
+import jax
+import jax.numpy as jnp
+import numpy as np
 import pytest
 
 from lostcities.agents.bots import make_bot
 from lostcities.agents.evaluation import evaluate
 from lostcities.agents.players import resolve_player
-from lostcities.agents.pretrained import PRETRAINED_DIR, load_pretrained
+from lostcities.agents.pretrained import SHIPPED, load_pretrained
+from lostcities.game.engine import observation_size
 from lostcities.game.variants import CLASSIC, get_variant
 
 
-def test_pretrained_agent_is_shipped_small_with_its_config_and_figures():
-    sizes = {p.name: p.stat().st_size for p in PRETRAINED_DIR.iterdir()}
+@pytest.mark.parametrize("name", sorted(SHIPPED))
+def test_shipped_agents_are_small_with_their_config_and_figures(name):
+    sizes = {p.name: p.stat().st_size for p in SHIPPED[name].iterdir()}
     assert {"params.npz", "net.json", "config.json", "figures.json"} <= set(sizes)
     assert sum(sizes.values()) < 5_000_000
+
+
+def test_the_deep_cfr_agent_stays_a_player_apart_from_pretrained():
+    obs = jax.random.uniform(jax.random.key(0), (4, observation_size(CLASSIC)))
+    mask = jnp.ones((4, 126), bool)
+    probs = {name: np.asarray(load_pretrained(CLASSIC, SHIPPED[name]).probs(obs, mask)) for name in SHIPPED}
+    assert not np.allclose(probs["pretrained"], probs["deepcfr"])
+    agent = resolve_player("deepcfr", CLASSIC)
+    result = evaluate(agent, make_bot("random", CLASSIC), CLASSIC, games=64, seed=0)
+    assert result["score_diff_ci95"][0] > 0.0, result
 
 
 def test_pretrained_agent_beats_random():

@@ -73,8 +73,8 @@ def test_unresolved_config_is_rejected_by_the_solver():
 
 
 def test_the_shipped_agents_config_loads():
-    """The shipped agent's config.json (saved before options were removed) reads back as a config."""
-    from lostcities.agents.pretrained import PRETRAINED_DIR
+    """The shipped Deep CFR agent's config.json (saved before options were removed) reads back as a config."""
+    from lostcities.agents.pretrained import DEEP_CFR_DIR
 
-    cfg = config_tree.load_json(DeepCFRConfig, PRETRAINED_DIR / "config.json")
+    cfg = config_tree.load_json(DeepCFRConfig, DEEP_CFR_DIR / "config.json")
     assert (cfg.variant, cfg.walk, cfg.strategy.weight_power, cfg.iterations) == ("classic", "sigma", 4.0, 70)
