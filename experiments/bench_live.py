@@ -21,7 +21,6 @@ import dataclasses
 import gc
 import os
 import sys
-import time
 
 import numpy as np
 from tqdm import tqdm
@@ -29,6 +28,7 @@ from tqdm import tqdm
 from experiments.env_report import environment
 from experiments.launcher import launch
 from exphil.data.paths import default_replay_dir
+from runkit.timing import Stopwatch
 
 REPLAY = str(default_replay_dir() / "exphil_gnw_neutral_dense.slp")
 
@@ -66,9 +66,9 @@ def measure(agent, states: list, frames: int, warmup: int, gc_off: bool = False)
     observe = agent.adapter.observe
 
     def timed_observe(*args, **kwargs):
-        start = time.perf_counter()
-        out = observe(*args, **kwargs)
-        adapter_ms.append((time.perf_counter() - start) * 1e3)
+        with Stopwatch() as sw:
+            out = observe(*args, **kwargs)
+        adapter_ms.append(sw.elapsed.wall * 1e3)
         return out
 
     agent.adapter.observe = timed_observe
@@ -82,10 +82,10 @@ def measure(agent, states: list, frames: int, warmup: int, gc_off: bool = False)
         gc.disable()
     for gs in tqdm(states[first:first + frames], desc="frames", unit="frame", file=sys.stderr, leave=False,
                    mininterval=2.0):
-        w, c = time.perf_counter(), time.process_time()
-        agent.act(gs)
-        cpu.append((time.process_time() - c) * 1e3)
-        wall.append((time.perf_counter() - w) * 1e3)
+        with Stopwatch() as sw:
+            agent.act(gs)
+        cpu.append(sw.elapsed.cpu * 1e3)
+        wall.append(sw.elapsed.wall * 1e3)
     gc.enable()
     return {"frames": len(wall), **_percentiles(wall, ""), **_percentiles(adapter_ms, "adapter_"),
             **_percentiles(cpu, "cpu_")}

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import time
 from typing import Any
+
+from runkit.timing import time_calls
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,15 +30,11 @@ class BenchConfig:
 
 
 def _timed(fn, repeats: int) -> float:
+    """Best wall seconds of ``repeats`` calls of ``fn`` after one compiling call."""
     import jax
 
-    jax.block_until_ready(fn())
-    best = float("inf")
-    for _ in range(repeats):
-        t = time.perf_counter()
-        jax.block_until_ready(fn())
-        best = min(best, time.perf_counter() - t)
-    return best
+    times = time_calls(lambda: jax.block_until_ready(fn()), warmup=1, repeats=repeats)
+    return min(t.wall for t in times)
 
 
 def _layers(net) -> list[tuple[int, int]]:

@@ -28,6 +28,7 @@ SLOW: dict[str, str] = {
     "lost_cities_agent.ipynb": "a five-player ladder on the classic game, then one game rendered",
     "lost_cities_rl.ipynb": "a Kuhn run, behaviour cloning and a few PPO updates on the classic game, a "
                             "20 s best response: each compiles its update and evaluations",
+    "selective_scan.ipynb": "compiles and times the fused scan against both references: ~20 s alone",
     "kernels.ipynb": "compiles and times every impl of three kernels, forward and backward (the autotune "
                      "warmup and a small benchmark): minutes on a 2-core CPU",
 }

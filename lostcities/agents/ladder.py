@@ -21,6 +21,7 @@ from lostcities.agents.evaluation import evaluate
 from lostcities.agents.players import DEFAULT_SEARCH, resolve_player
 from lostcities.agents.search import SearchSpec
 from lostcities.game.variants import get_variant
+from runkit import plots
 
 __all__ = ["mean_diagnostics", "plot_ladder", "plot_ladder_diagnostics", "run_ladder"]
 
@@ -100,7 +101,7 @@ def plot_ladder(result: dict[str, Any], out: str | Path) -> Path:
     ax.set_yticks(range(n), labels)
     ax.set_title(f"{result['variant']}: row minus column, points a game (95% interval)")
     fig.colorbar(image, ax=ax, shrink=0.8)
-    return _save(fig, out)
+    return plots.save(fig, out)
 
 
 def plot_ladder_diagnostics(result: dict[str, Any], out: str | Path) -> Path:
@@ -123,11 +124,5 @@ def plot_ladder_diagnostics(result: dict[str, Any], out: str | Path) -> Path:
     axes[-1].set_xticks(range(len(names)), names, rotation=45, ha="right", fontsize=7)
     axes[-1].set_title("mean score of an opened expedition", fontsize=9)
     axes[-1].legend(fontsize=6)
-    return _save(fig, out)
+    return plots.save(fig, out)
 
-
-def _save(fig: Any, out: str | Path) -> Path:
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=100, bbox_inches="tight")
-    return out

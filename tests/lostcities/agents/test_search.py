@@ -59,6 +59,7 @@ def test_determinized_state_looks_the_same_to_the_player(variant_name):
     assert (loc != real).any()  # other hidden cards than the real deal somewhere
 
 
+@pytest.mark.slow  # 20-35 s of CPU: the default run stays near 10 minutes on 2 cores
 def test_search_picks_legal_moves_batched():
     variant = get_variant("small")
     search = search_policy(SearchSpec(determinizations=4, top_k=3), variant, make_bot("random", variant))

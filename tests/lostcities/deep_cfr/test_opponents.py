@@ -46,6 +46,7 @@ def league_run():
     return solver, state, snapshots
 
 
+@pytest.mark.slow  # 20-35 s of CPU: the default run stays near 10 minutes on 2 cores
 def test_league_store_is_a_bounded_ring_of_the_latest_snapshots(league_run):
     solver, state, snapshots = league_run
     assert solver.history_depth == 3
@@ -89,6 +90,7 @@ def test_league_run_resumes_exactly_from_a_checkpoint(league_run, tmp_path):
     assert int(state.iteration) == 5
 
 
+@pytest.mark.slow  # 20-35 s of CPU: the default run stays near 10 minutes on 2 cores
 def test_average_opponent_acts_by_the_average_net_and_records_the_current_strategy():
     solver = _solver(opponent="average", iterations=2)
     state = solver.init_state()

@@ -165,6 +165,7 @@ def test_probe_sampling_expectations_equal_exact_enumeration(player, probes):
     assert (tgt[~mask] == 0).all()
 
 
+@pytest.mark.slow  # 20-35 s of CPU: the default run stays near 10 minutes on 2 cores
 def test_probe_action_sampling_expectations_equal_exact_enumeration():
     """With one action of Kuhn's two drawn per kept node, each action gets a target at half the
     nodes: twice the weighted regret sums per traversal equal the exact ones, and a row's mask
@@ -220,6 +221,7 @@ def test_traversals_are_reproducible_from_the_key():
     assert not np.array_equal(a["obs"], c["obs"])
 
 
+@pytest.mark.slow  # 20-35 s of CPU: the default run stays near 10 minutes on 2 cores
 def test_pool_overflow_is_reported():
     game, _, net, params, _ = setup()
     spec = TraversalSpec(game, net, "uniform", 0.6, 1)  # Kuhn needs 2 slots per traversal

@@ -11,6 +11,7 @@ from runkit import config_tree
 from tests.lostcities.deep_cfr.test_traversal import exact, per_infoset, probe_rows, uniform_policy
 
 
+@pytest.mark.slow  # 20-35 s of CPU: the default run stays near 10 minutes on 2 cores
 def test_probe_walk_on_sigma_weights_regrets_by_the_mixed_walk_reach():
     """Player 0 walks regret matching on its own net at half of its nodes (uniform at the rest):
     the weighted regret sums per traversal equal the exact regrets weighted by that mixture's reach

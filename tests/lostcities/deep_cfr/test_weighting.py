@@ -22,6 +22,7 @@ def _rows(sampling: str, t: int, power: float = 1.0):
     return jax.tree.map(np.asarray, adv), jax.tree.map(np.asarray, strat)
 
 
+@pytest.mark.slow  # 20-35 s of CPU: the default run stays near 10 minutes on 2 cores
 @pytest.mark.parametrize("sampling", ["outcome", "external", "probe"])
 def test_strategy_rows_weigh_t_to_the_power_and_advantage_rows_stay_linear(sampling):
     t = 3

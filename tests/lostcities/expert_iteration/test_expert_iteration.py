@@ -28,6 +28,7 @@ def _random_agent(variant, seed: int, hidden=(32,)) -> NetAgent:
     return NetAgent(net, net.init(jax.random.key(seed)))
 
 
+@pytest.mark.slow  # 20-35 s of CPU: the default run stays near 10 minutes on 2 cores
 def test_recorded_games_are_the_evaluators_games_and_keep_the_teachers_moves():
     teacher = argmax_policy(_random_agent(SMALL, 0).probs)  # deterministic: its move is a function of obs
     opponent = make_bot("random", SMALL)
@@ -49,6 +50,7 @@ def test_recorded_games_are_the_evaluators_games_and_keep_the_teachers_moves():
     assert len(seat0) > 0 and len(seat1) > 0 and len(seat0) + len(seat1) == len(both)
 
 
+@pytest.mark.slow  # 20-35 s of CPU: the default run stays near 10 minutes on 2 cores
 def test_distill_learns_a_bots_moves_on_unseen_games():
     teacher = make_bot("greedy", SMALL)
     train, _ = record_decisions(SMALL, teacher, None, *mirrored_schedule(256, seed=1))

@@ -8,6 +8,7 @@ import functools
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -129,6 +130,7 @@ def test_features_of_a_renamed_observation_are_the_renamed_features():
         np.testing.assert_array_equal(renamed, base[list(perm)])
 
 
+@pytest.mark.slow  # 20-35 s of CPU: the default run stays near 10 minutes on 2 cores
 def test_a_net_reading_colour_features_exports_and_loads_back(tmp_path):
     """A classic run with ``colour_features``: the exported agent loads (``load_pretrained``) with the
     features on and gives the run's own probabilities; its nets read more inputs than the observation."""
