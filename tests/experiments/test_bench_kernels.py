@@ -28,6 +28,7 @@ def test_parse_shapes() -> None:
             bench.parse_shapes(bad, 3, "gru_shapes")
 
 
+@pytest.mark.slow  # 11-14 s of CPU: the default run stays near 10 minutes on 2 cores
 def test_smoke_run_times_every_impl_side_by_side_and_states_the_targets() -> None:
     cfg = bench.KernelsConfig(**{**bench.PRESETS["smoke"], "rounds": 2})
     report = bench.main(cfg)

@@ -10,6 +10,7 @@ from experiments.bench_live import BenchLiveConfig, bench, main
 from exphil.data.paths import default_replay_dir
 
 
+@pytest.mark.slow  # 11-14 s of CPU: the default run stays near 10 minutes on 2 cores
 def test_bench_live_reports_latency_percentiles_per_arch():
     replay = default_replay_dir() / "peppi_buttons_abxy.slp"
     if not replay.is_file():

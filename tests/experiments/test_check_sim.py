@@ -19,6 +19,7 @@ def _replay(name: str) -> Path:
     return path
 
 
+@pytest.mark.slow  # 11-14 s of CPU: the default run stays near 10 minutes on 2 cores
 def test_folder_report_and_json(tmp_path: Path):
     folder = tmp_path / "replays"
     folder.mkdir()

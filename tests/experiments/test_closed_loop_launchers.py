@@ -75,6 +75,7 @@ def test_eval_closed_loop_names_an_unplayable_folder(tmp_path, fixture_slp):
         eval_main(ClosedLoopConfig(run_dir=str(tmp_path / "odd"), fixture=str(fixture_slp), seconds=0.5))
 
 
+@pytest.mark.slow  # 11-14 s of CPU: the default run stays near 10 minutes on 2 cores
 def test_bench_closed_loop_reports_rates(fixture_slp):
     cfg = ClosedLoopBenchConfig(sim_batches=(2,), loop_batches=(2,), frames=16, rounds=1, hidden=16)
     result = bench_main(cfg)

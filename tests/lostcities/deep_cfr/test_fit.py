@@ -30,6 +30,7 @@ def _error(schedule: str) -> float:
     return float(np.mean((pred - means) ** 2))
 
 
+@pytest.mark.slow  # 11-14 s of CPU: the default run stays near 10 minutes on 2 cores
 def test_cosine_schedule_fits_the_means_closer_than_a_constant_rate():
     # Per-input noise variance 9 over ~512 rows per input: the means are known to ~0.13 (std);
     # a constant rate of 3e-2 leaves the last iterate jittering by far more than that.

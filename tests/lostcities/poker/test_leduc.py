@@ -25,6 +25,7 @@ def play(cards, actions, public=None):
     return state
 
 
+@pytest.mark.slow  # 11-14 s of CPU: the default run stays near 10 minutes on 2 cores
 def test_conformance():
     summary = check_game(GAME, seed=2)
     assert summary["max_length"] <= GAME.max_decisions
