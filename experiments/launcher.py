@@ -161,6 +161,13 @@ def train_resumable(train: Callable[..., R], cfg: Any, flag_values: flags.FlagVa
         raise app.UsageError(str(err)) from err
 
 
+def summarize(result: dict[str, Any]) -> dict[str, Any]:
+    """A training run's result as a launcher reports it: its final state dropped, the rest printed."""
+    result.pop("state")
+    print(dict(result))
+    return result
+
+
 def launch(main: Callable[[T], Mapping[str, Any] | None], default: T, *,
            presets: Mapping[str, Mapping[str, Any]] | None = None,
            argv: Sequence[str] | None = None, positional: str | None = None) -> None:

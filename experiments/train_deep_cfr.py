@@ -30,7 +30,7 @@ from lostcities.deep_cfr.presets import PRESETS
 
 
 def main(cfg: DeepCFRConfig) -> dict:
-    from experiments.launcher import train_resumable
+    from experiments.launcher import summarize, train_resumable
     from lostcities.deep_cfr.run import train
     from runkit.distributed import init_distributed
 
@@ -38,10 +38,7 @@ def main(cfg: DeepCFRConfig) -> dict:
         init_distributed()
         return train(cfg, **kwargs)
 
-    result = train_resumable(start, cfg)
-    result.pop("state")
-    print({k: v for k, v in result.items()})
-    return result
+    return summarize(train_resumable(start, cfg))
 
 
 if __name__ == "__main__":

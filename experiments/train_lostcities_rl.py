@@ -19,13 +19,10 @@ from lostcities.rl.config import PRESETS, RLConfig
 
 
 def main(cfg: RLConfig) -> dict:
-    from experiments.launcher import train_resumable
+    from experiments.launcher import summarize, train_resumable
     from lostcities.rl.run import train
 
-    result = train_resumable(train, cfg)
-    result.pop("state")
-    print({k: v for k, v in result.items()})
-    return result
+    return summarize(train_resumable(train, cfg))
 
 
 if __name__ == "__main__":
