@@ -125,26 +125,31 @@ def train(cfg: DeepCFRConfig, *, resume_overrides: Mapping[str, Any] | None = No
     log = MetricsLog(run.metrics_path, truncate_after=start) if run is not None and primary else None
     t0, last = time.time(), {}
     bar = tqdm(range(start + 1, cfg.iterations + 1), desc=f"deep_cfr {cfg.game}", disable=not cfg.progress)
-    for t in bar:
-        state, row = solver.run_iteration(state)
-        if t % cfg.eval.every == 0 or t == cfg.iterations:
-            state, metrics = evaluate(state)
-            row.update(metrics)
-            last = metrics
-            shown = ("nash_conv", "win_rate_random", "exploitability")
-            bar.set_postfix({k: round(v, 4) for k, v in metrics.items() if k in shown})
-        row["seconds"] = time.time() - t0
+    try:  # a run stopped by an error or Ctrl-C still finishes its last checkpoint and metrics
+        for t in bar:
+            state, row = solver.run_iteration(state)
+            if t % cfg.eval.every == 0 or t == cfg.iterations:
+                state, metrics = evaluate(state)
+                row.update(metrics)
+                last = metrics
+                shown = ("nash_conv", "win_rate_random", "exploitability")
+                bar.set_postfix({k: round(v, 4) for k, v in metrics.items() if k in shown})
+            row["seconds"] = time.time() - t0
+            if log is not None:
+                log.log(t, row)
+            if ckpt is not None and (t % cfg.checkpoint_every == 0 or t == cfg.iterations):
+                ckpt.save(t, state, meta={"iteration": t})
+    finally:
+        bar.close()
+        if ckpt is not None:
+            ckpt.close()
         if log is not None:
-            log.log(t, row)
-        if ckpt is not None and (t % cfg.checkpoint_every == 0 or t == cfg.iterations):
-            ckpt.save(t, state, meta={"iteration": t})
+            log.close()
     result: dict[str, Any] = {"game": cfg.game, "sampling": cfg.sampling, "iterations": cfg.iterations,
                               "traversals": cfg.traversals, "seconds": time.time() - t0, **last}
     if run is not None:
-        ckpt.close()
         if not primary:
             return {**result, "state": state}
-        log.close()
         if hasattr(evaluate, "export"):
             result["exported"] = evaluate.export(state, run)
         _plot(run, cfg)

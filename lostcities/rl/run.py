@@ -72,27 +72,31 @@ def train(cfg: RLConfig, *, resume_overrides: Mapping[str, Any] | None = None) -
     last: dict[str, float] = {}
     t_train, decisions = time.time(), 0.0
     bar = tqdm(range(start + 1, cfg.updates + 1), desc=f"rl {cfg.game}", disable=not cfg.progress)
-    for u in bar:
-        state, metrics = learner.step(state)
-        row = {k: float(v) for k, v in jax.device_get(metrics).items()}
-        if int(state.bad) >= cfg.max_bad_updates:
-            raise NonFiniteError(f"update {u}: {int(state.bad)} updates in a row had a non-finite loss or "
-                                 f"gradient (each dropped); the run stops here")
-        decisions += row["decisions"]
-        row["decisions_per_s"] = decisions / (time.time() - t_train)
-        if u % cfg.eval.every == 0 or u == cfg.updates:
-            last = evaluate(state.params)
-            row.update(last)
-            bar.set_postfix(evaluate.summary(last))
-        row["seconds"] = time.time() - t0
-        if log is not None:
-            log.log(u, row)
-        if ckpt is not None and (u % cfg.checkpoint_every == 0 or u == cfg.updates):
-            ckpt.save(u, state, meta={"update": u})
+    try:  # a run stopped by an error or Ctrl-C still finishes its last checkpoint and metrics
+        for u in bar:
+            state, metrics = learner.step(state)
+            row = {k: float(v) for k, v in jax.device_get(metrics).items()}
+            if int(state.bad) >= cfg.max_bad_updates:
+                raise NonFiniteError(f"update {u}: {int(state.bad)} updates in a row had a non-finite "
+                                     "loss or gradient (each dropped); the run stops here")
+            decisions += row["decisions"]
+            row["decisions_per_s"] = decisions / (time.time() - t_train)
+            if u % cfg.eval.every == 0 or u == cfg.updates:
+                last = evaluate(state.params)
+                row.update(last)
+                bar.set_postfix(evaluate.summary(last))
+            row["seconds"] = time.time() - t0
+            if log is not None:
+                log.log(u, row)
+            if ckpt is not None and (u % cfg.checkpoint_every == 0 or u == cfg.updates):
+                ckpt.save(u, state, meta={"update": u})
+    finally:
+        bar.close()
+        if run is not None:
+            ckpt.close()
+            log.close()
     result: dict[str, Any] = {"game": cfg.game, "updates": cfg.updates, "seconds": time.time() - t0, **last}
     if run is not None:
-        ckpt.close()
-        log.close()
         _plot(run)
         result["run_dir"] = str(run.path)
     result["state"] = state
