@@ -5,12 +5,15 @@ Every pair plays the same deals (``seed``), each deal twice with the seats swapp
 player B): the mean score difference A - B with its 95% interval over deals, and A's win rate
 (ties half) with its Wilson 95% interval; per player, the play diagnostics of
 ``play_diagnostics`` averaged over its pairs. Pairs with a search player play ``search_deals``
-deals (each of its decisions rolls ``N x k`` games out). ``experiments.ladder`` is the launcher.
+deals (each of its decisions rolls ``N x k`` games out). Where a learned best response was
+measured (``experiments.best_response``'s JSON), :func:`exploiter_margins` attaches each player's
+exploiter margin. ``experiments.ladder`` is the launcher.
 """
 
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -23,7 +26,7 @@ from lostcities.agents.search import SearchSpec
 from lostcities.game.variants import get_variant
 from runkit import plots
 
-__all__ = ["mean_diagnostics", "plot_ladder", "plot_ladder_diagnostics", "run_ladder"]
+__all__ = ["exploiter_margins", "mean_diagnostics", "plot_ladder", "plot_ladder_diagnostics", "run_ladder"]
 
 
 def _is_search(name: str) -> bool:
@@ -69,6 +72,28 @@ def run_ladder(players: Sequence[str], *, variant: str = "classic", deals: int =
             "score_diff": diff.tolist(), "score_diff_ci95": diff_ci.tolist(), "win_rate": win.tolist(),
             "win_rate_ci95": win_ci.tolist(),
             "diagnostics": {name: mean_diagnostics(rows) for name, rows in per_player.items()}}
+
+
+def exploiter_margins(paths: Sequence[str | Path], players: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Per ladder player, the best response measured against it: ``{player: {margin, policy,
+    budget_s, file}}`` from ``experiments.best_response`` JSON files. A file that is unreadable,
+    lacks the fields, names a player not in the ladder or repeats a target is refused by name."""
+    found: dict[str, dict[str, Any]] = {}
+    for path in paths:
+        try:
+            record = json.loads(Path(path).read_text())
+            target, margin = record["target"], float(record["exploiter_margin"])
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            raise ValueError(f"{path}: not a best-response result ({err!r}); expected the JSON of "
+                             "experiments.best_response with 'target' and 'exploiter_margin'") from err
+        if target not in players:
+            raise ValueError(f"{path}: its target {target!r} is not a ladder player ({', '.join(players)})")
+        if target in found:
+            raise ValueError(f"{path}: a second best response against {target!r} "
+                             f"(first: {found[target]['file']})")
+        found[target] = {"margin": margin, "policy": record.get("exploiter_policy", ""),
+                         "budget_s": record.get("budget_s"), "file": str(path)}
+    return found
 
 
 def mean_diagnostics(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:

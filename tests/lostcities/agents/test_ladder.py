@@ -5,13 +5,15 @@ ones, and both figures are written."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
 from lostcities.agents import ladder
 from lostcities.agents.bots import make_bot
 from lostcities.agents.evaluation import evaluate
-from lostcities.agents.ladder import plot_ladder, plot_ladder_diagnostics, run_ladder
+from lostcities.agents.ladder import exploiter_margins, plot_ladder, plot_ladder_diagnostics, run_ladder
 from lostcities.game.variants import get_variant
 
 PLAYERS = ("random", "greedy", "threshold")
@@ -55,3 +57,21 @@ def test_ladder_rejects_repeated_or_unknown_players():
         run_ladder(("random", "random"), variant="small")
     with pytest.raises(ValueError, match="accepted: a bot"):
         run_ladder(("random", "nobody"), variant="small")
+
+
+def test_exploiter_margins_read_best_response_files_and_refuse_bad_ones(tmp_path):
+    good = tmp_path / "br_heuristic.json"
+    good.write_text(json.dumps({"target": "heuristic", "exploiter_margin": 12.5, "exploiter_policy": "argmax",
+                                "budget_s": 1800.0}))
+    got = exploiter_margins([good], ["heuristic", "random"])
+    assert got == {"heuristic": {"margin": 12.5, "policy": "argmax", "budget_s": 1800.0, "file": str(good)}}
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    with pytest.raises(ValueError, match=r"broken\.json: not a best-response result"):
+        exploiter_margins([broken], ["heuristic"])
+    other = tmp_path / "br_careful.json"
+    other.write_text(json.dumps({"target": "careful", "exploiter_margin": 3.0}))
+    with pytest.raises(ValueError, match=r"br_careful\.json: its target 'careful' is not a ladder player"):
+        exploiter_margins([other], ["heuristic", "random"])
+    with pytest.raises(ValueError, match="a second best response against 'heuristic'"):
+        exploiter_margins([good, good], ["heuristic"])
