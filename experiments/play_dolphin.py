@@ -2,7 +2,8 @@
 
     python -m experiments.play_dolphin --run_dir=RUN --dolphin=PATH --iso=PATH [--port=1]
         [--opponent=cpu --cpu_level=1 | --opponent=RUN2 | --opponent=teacher] [--seconds=120] [--record=DIR]
-    python -m experiments.play_dolphin --run_dir=RUN --standin=drill [--seconds=120 --seed=0 --pace=realtime]
+    python -m experiments.play_dolphin --run_dir=RUN --standin=drill [--seconds=120 --seed=0 --delay=2
+        --pace=realtime]
     python -m experiments.play_dolphin --run_dir=RUN --standin=replay --replay=GAME.slp
     python -m experiments.play_dolphin --agent=teacher --standin=drill --record=DIR
 
@@ -10,7 +11,8 @@ Needs a Slippi Dolphin (``--dolphin``: the executable or its folder) and a Melee
 (``--iso``); without them (and without ``--standin``) it says so and exits with status 2. It starts
 Dolphin, goes through the menus (``--character``, ``--opponent_character``, ``--stage``), plays
 ``--seconds`` of game with the run's agent on ``--port`` (the policy's delay and its own choices fed
-back, as in ``experiments.replay_agent``), lets Slippi record the .slp into ``--record`` (default
+back, as in ``experiments.replay_agent``; ``--delay=N`` plays it at N frames as ``eval_closed_loop
+--delay`` does, whatever it was trained with), lets Slippi record the .slp into ``--record`` (default
 RUN/recordings) and evaluates the run on the recording (``experiments.eval_exphil``'s metrics and
 ``experiments.analyze_shines``' shine metrics of the agent's player). ``--opponent``: the game's CPU
 at ``--cpu_level``, another run folder's agent, or ``teacher`` (the rule-based multishine teacher of
@@ -59,6 +61,7 @@ class PlayConfig:
     stage: str = "FINAL_DESTINATION"  # melee.Stage names
     temperature: float = 1.0
     seed: int = 0
+    delay: int = -1  # frames from a state to the input answering it (-1: the run's own window delay)
     agent: str = "run"  # run | teacher: who plays --port
     standin: str = ""  # "" (Dolphin) | drill | replay: rehearse against the stand-in console
     replay: str = ""  # --standin=replay: the .slp to stream
@@ -80,6 +83,13 @@ def usage_problems(cfg: PlayConfig) -> list[str]:
         problems.append(f"--standin={cfg.standin}: drill or replay (or leave it out to play in Dolphin)")
     if cfg.standin == "replay" and not Path(cfg.replay).is_file():
         problems.append(f"--replay=GAME.slp: the recorded game to stream (given: {cfg.replay!r})")
+    if cfg.delay == 0 or cfg.delay < -1:
+        problems.append(f"--delay={cfg.delay}: at least 1 (live play sees a frame only after its inputs "
+                        "were read; eval_closed_loop plays --delay=0 one frame late, as --delay=1 does "
+                        "here), or -1 for the run's own delay")
+    if cfg.delay != -1 and cfg.agent == "teacher":
+        problems.append(f"--delay={cfg.delay}: the teacher has no delay (its controls land on the next "
+                        "frame)")
     if cfg.pace not in ("lockstep", "realtime"):
         problems.append(f"--pace={cfg.pace}: lockstep or realtime")
     if not cfg.standin and (not cfg.dolphin or not Path(cfg.dolphin).exists()):
@@ -100,39 +110,48 @@ def usage_problems(cfg: PlayConfig) -> list[str]:
     return problems
 
 
-def _agent(cfg: PlayConfig, port: int, controller: Any, opening: Any = None) -> Any:
+def _agent(cfg: PlayConfig, port: int, opening: Any = None) -> Any:
+    """The agent for ``port``, compiled and warm: built before the console starts, so a slow
+    restore or compile (a loaded machine) cannot time out the stream's connection."""
     from exphil.live.agent import LiveAgent
     from exphil.live.teacher import TeacherAgent
 
     where = f"stand-in {cfg.standin}" if cfg.standin else "dolphin"
     if cfg.agent == "teacher":
-        return TeacherAgent(port, controller=controller, where=where)
-    agent = LiveAgent(cfg.run_dir, port, temperature=cfg.temperature, seed=cfg.seed, controller=controller,
-                      where=where)
+        return TeacherAgent(port, where=where)
+    agent = LiveAgent(cfg.run_dir, port, None if cfg.delay < 0 else cfg.delay, temperature=cfg.temperature,
+                      seed=cfg.seed, where=where)
     if opening is not None:  # the drill's recorded inputs in flight, as the closed-loop evaluator has them
         agent.set_opening(opening(agent.spec, agent.delay))
     agent.warm_up()
     return agent
 
 
-def _standin(cfg: PlayConfig, record: Path) -> tuple[Any, Any, tuple[int, int], Any]:
-    """(stand-in process, its console, (agent port, other port), the agent's opening or None)."""
+def _ports(cfg: PlayConfig) -> tuple[tuple[int, int], Any]:
+    """((agent port, other port), the agent's opening or None): the drill's from its fixture."""
     from exphil.closed_loop.starts import Drill
-    from exphil.live.standin import StandIn, StandInConfig, standin_console
     from exphil.live.standin.rehearse import drill_opening, drill_ports
 
-    fixture = cfg.fixture or str(default_replay_dir() / FIXTURE)
-    opening, ports = None, (cfg.port, 2 if cfg.port == 1 else 1)
-    if cfg.standin == "drill":
-        drill = Drill.from_replay(fixture)
-        ports = drill_ports(drill)
-        opening = lambda spec, delay: drill_opening(drill, spec, delay)  # noqa: E731
+    if cfg.standin != "drill":
+        return (cfg.port, 2 if cfg.port == 1 else 1), None
+    drill = Drill.from_replay(_fixture(cfg))
+    return drill_ports(drill), lambda spec, delay: drill_opening(drill, spec, delay)
+
+
+def _fixture(cfg: PlayConfig) -> str:
+    return cfg.fixture or str(default_replay_dir() / FIXTURE)
+
+
+def _standin(cfg: PlayConfig, record: Path, ports: tuple[int, int]) -> tuple[Any, Any]:
+    """(stand-in process, its console)."""
+    from exphil.live.standin import StandIn, StandInConfig, standin_console
+
     name = f"standin_{cfg.standin}_{cfg.agent}_seed{cfg.seed}_{time.strftime('%Y%m%dT%H%M%S')}"
     standin = StandIn(StandInConfig(
-        home=str(record / "standin_home"), source=cfg.standin, replay=cfg.replay, fixture=fixture,
+        home=str(record / "standin_home"), source=cfg.standin, replay=cfg.replay, fixture=_fixture(cfg),
         start=cfg.start, frames=round(cfg.seconds * 60), ports=ports, pace=cfg.pace,
         record=str(record / f"{name}.slp"), log_path=str(record / f"{name}.json"), faults=cfg.faults))
-    return standin, standin_console(standin.home, standin.port), ports, opening
+    return standin, standin_console(standin.home, standin.port)
 
 
 def play(cfg: PlayConfig) -> dict:
@@ -147,22 +166,25 @@ def play(cfg: PlayConfig) -> dict:
     record = Path(cfg.record or Path(cfg.run_dir or ".") / "recordings")
     record.mkdir(parents=True, exist_ok=True)
     before = set(record.rglob("*.slp"))
-    standin, opening = None, None
+    (port, other), opening = _ports(cfg)
+    agents = [_agent(cfg, port, opening), None]
+    if cfg.opponent == "teacher" and cfg.standin != "drill":
+        agents[1] = _agent(dataclasses.replace(cfg, agent="teacher"), other)
+    elif cfg.opponent != "cpu" and cfg.standin != "drill":  # the drill's opponent stands idle
+        agents[1] = _agent(dataclasses.replace(cfg, run_dir=cfg.opponent, seed=cfg.seed + 1, delay=-1), other)
+    standin = None
     if cfg.standin:
-        standin, console, (port, other), opening = _standin(cfg, record)
+        standin, console = _standin(cfg, record, (port, other))
     else:
         console = RawConsole(path=cfg.dolphin, replay_dir=str(record), save_replays=True, fullscreen=False)
-        port, other = cfg.port, 2 if cfg.port == 1 else 1
     seats = [Seat(port, melee.Controller(console, port), melee.Character[cfg.character]),
              Seat(other, melee.Controller(console, other), melee.Character[cfg.opponent_character])]
-    seats[0].agent = _agent(cfg, port, seats[0].controller, opening)
-    if cfg.opponent == "cpu" or cfg.standin == "drill":  # the drill's opponent stands idle
-        seats[1].cpu_level = cfg.cpu_level
-    elif cfg.opponent == "teacher":
-        seats[1].agent = _agent(dataclasses.replace(cfg, agent="teacher"), other, seats[1].controller)
-    else:
-        seats[1].agent = _agent(dataclasses.replace(cfg, run_dir=cfg.opponent, seed=cfg.seed + 1), other,
-                                seats[1].controller)
+    for seat, agent in zip(seats, agents, strict=True):
+        if agent is None:
+            seat.cpu_level = cfg.cpu_level
+        else:
+            agent.attach(seat.controller)
+            seat.agent = agent
     if standin is None:
         console.run(iso_path=cfg.iso)
     try:
@@ -177,6 +199,7 @@ def play(cfg: PlayConfig) -> dict:
         else:
             close_console(console)
     result: dict[str, Any] = {"run_dir": cfg.run_dir, "agent": cfg.agent, "port": port, "seed": cfg.seed,
+                              "delay": getattr(seats[0].agent, "delay", None),
                               "frames": played.frames, "ended": played.ended,
                               "bad_messages": played.bad_messages, "frame_time": played.timing(),
                               "recording": None}

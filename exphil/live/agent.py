@@ -77,13 +77,15 @@ def _sampler(graph: nnx.GraphDef, treedef: Any, temperature: float):
 class LiveAgent:
     """Plays the player at ``port`` (1-4) with a run folder's latest checkpoint or a :class:`Policy`.
 
-    ``delay``: the delay the policy was trained with (read from a run folder; required with a
-    policy). ``controller``: a ``melee.Controller`` (or :class:`~exphil.live.pad.RecordingController`)
-    that :meth:`act` sends each frame's controls to; None only returns them. ``opening``: the
-    controls in flight when a game's play begins, ``delay`` of them: the one that landed on the
-    first playable frame (the previous-controller input of the first step) and the ``delay - 1``
-    sent after it (default: neutral, as at the start of a real game; a drill started mid-fixture
-    has the fixture's recorded inputs in flight, as the closed-loop evaluator plays it).
+    ``delay``: the delay it plays at, its choice after frame ``t`` landing on frame ``t + delay``
+    (required with a policy; a run folder plays at the delay it was trained with unless given, as
+    ``eval_closed_loop --delay`` overrides it; ``trained_delay`` keeps the trained one).
+    ``controller``: a ``melee.Controller`` (or :class:`~exphil.live.pad.RecordingController`) that
+    :meth:`act` sends each frame's controls to; None only returns them. ``opening``: the controls in
+    flight when a game's play begins, ``delay`` of them: the one that landed on the first playable
+    frame (the previous-controller input of the first step) and the ``delay - 1`` sent after it
+    (default: neutral, as at the start of a real game; a drill started mid-fixture has the fixture's
+    recorded inputs in flight, as the closed-loop evaluator plays it).
     """
 
     def __init__(self, source: str | Path | Policy, port: int, delay: int | None = None, *,
@@ -101,20 +103,21 @@ class LiveAgent:
         else:
             policy, spec, trained_delay, run_thresholds = load_policy(source)
             thresholds = run_thresholds if thresholds is None else thresholds
-            if delay is not None and delay != trained_delay:
-                raise ValueError(f"delay={delay}, but {source} was trained with delay {trained_delay} "
-                                 "(a policy plays with the delay it learned)")
         if policy.embedding.numeric_dim != spec.numeric_dim:
             raise ValueError(f"the policy takes {policy.embedding.numeric_dim} numeric inputs, the spec "
                              f"gives {spec.numeric_dim}: pass the spec it was trained with (spec=)")
-        if trained_delay < 1:
-            raise ValueError("a policy trained with delay 0 cannot play live: it predicts frame t's "
-                             "controller from the state after frame t, which already shows those inputs, "
-                             "while live play sees a frame only after its inputs were read (train with "
-                             "--windows.delay >= 1)")
-        self.spec, self.port, self.delay = spec, port, trained_delay
+        played = trained_delay if delay is None else delay
+        if played < 1:
+            raise ValueError(f"{source if isinstance(source, (str, Path)) else 'the policy'}: delay 0 cannot "
+                             "play live: a policy played at delay 0 answers frame t with frame t's "
+                             "controller, but live play sees a frame only after its inputs were read (train "
+                             "with --windows.delay >= 1, or play it one frame late with delay=1, as "
+                             "eval_closed_loop plays a delay-0 policy)")
+        self.spec, self.port, self.delay, self.trained_delay = spec, port, played, trained_delay
         self.adapter = FrameAdapter(spec, port, where=where)
-        self.pad = None if controller is None else PadWriter(controller, spec)
+        self.pad: PadWriter | None = None
+        if controller is not None:
+            self.attach(controller)
         graph, state = nnx.split(policy)
         leaves, treedef = jax.tree.flatten((state, policy.frame_map()))
         self._leaves = tuple(leaves)
@@ -130,7 +133,11 @@ class LiveAgent:
         self._neutral = neutral_controls(spec)
         self._state_dim = spec.numeric_dim - len(spec.controller_fields)
         self.last_logits = None
-        self.set_opening((self._neutral,) * trained_delay if opening is None else opening)
+        self.set_opening((self._neutral,) * played if opening is None else opening)
+
+    def attach(self, controller: Any) -> None:
+        """Send each frame's controls to ``controller`` (a ``melee.Controller`` or a stand-in) from now on."""
+        self.pad = PadWriter(controller, self.spec)
 
     def set_opening(self, opening: tuple[Controls, ...]) -> None:
         """Play every game from now on with ``opening`` in flight (see the class docstring); starts afresh."""

@@ -31,11 +31,17 @@ class TeacherAgent:
     def __init__(self, port: int, *, controller: Any = None, spec: EmbeddingSpec | None = None,
                  where: str = "live stream"):
         self.spec, self.port, self.where = spec or EmbeddingSpec(), port, where
-        self.pad = None if controller is None else PadWriter(controller, self.spec)
+        self.pad: PadWriter | None = None
+        if controller is not None:
+            self.attach(controller)
         self._rules = jax.jit(teacher_buttons)
         self._neutral = neutral_controls(self.spec)
         self._down = int(self.spec.stick_to_class(0.0))
         self.sent = self._neutral
+
+    def attach(self, controller: Any) -> None:
+        """Send each frame's controls to ``controller`` (a ``melee.Controller`` or a stand-in) from now on."""
+        self.pad = PadWriter(controller, self.spec)
 
     def act(self, gamestate: melee.GameState) -> Controls:
         """The teacher's controls for the next frame (sent to the controller when there is one)."""

@@ -182,15 +182,23 @@ def test_delay_zero_and_a_missing_delay_are_refused():
         LiveAgent(_policy(), port=1, delay=1, spec=FULL)
 
 
-def test_a_run_folder_plays_with_the_delay_it_was_trained_with(tmp_path, states):
+def test_a_run_folder_plays_with_the_delay_it_was_trained_with_unless_given(tmp_path, states):
     run = make_run(tmp_path / "d2", delay=2)
     agent = LiveAgent(run, port=1, temperature=0.0)
-    assert agent.delay == 2 and len(agent._queue) == 1
-    assert len([agent.act(gs) for gs in states[:100]]) == 100
-    with pytest.raises(ValueError, match=r"delay=1, but .*d2 was trained with delay 2"):
-        LiveAgent(run, port=1, delay=1)
+    assert agent.delay == 2 and agent.trained_delay == 2 and len(agent._queue) == 1
+    at_two = [agent.act(gs) for gs in states]
+    # played at delay 1, as eval_closed_loop --delay=1 plays it: the same choices, landing a frame sooner
+    sooner = LiveAgent(run, port=1, delay=1, temperature=0.0)
+    assert sooner.delay == 1 and sooner.trained_delay == 2 and len(sooner._queue) == 0
+    at_one = [sooner.act(gs) for gs in states]
+    first = [int(gs.frame) for gs in states].index(-39)
+    assert at_two[first] == NEUTRAL and at_two[first + 1:] == at_one[first:-1]
+    assert len(set(at_one[first:])) >= 3  # the choices vary: the shift is checked
     with pytest.raises(ValueError, match="delay 0 cannot play live"):
         LiveAgent(make_run(tmp_path / "d0", delay=0), port=1)
+    with pytest.raises(ValueError, match="d2: delay 0 cannot play live"):
+        LiveAgent(run, port=1, delay=0)
+    assert LiveAgent(make_run(tmp_path / "d0b", delay=0), port=1, delay=1).delay == 1
     with pytest.raises(FileNotFoundError, match=r"empty: no trained policy to play .*no checkpoint"):
         LiveAgent(make_run(tmp_path / "empty", checkpoint=False), port=1)
     with pytest.raises(FileNotFoundError, match=r"no config\.json"):
