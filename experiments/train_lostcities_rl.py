@@ -11,6 +11,11 @@ learner's training returns against each opponent group, evaluation margins with 
 the play habits), orbax checkpoints and plots/. With ``--resume`` only the fields in
 ``lostcities.rl.config.RESUMABLE`` may be given; any other flag, or ``--preset``, is an error naming
 it.
+
+The games are split over every local device, and over several processes when
+``JAX_COORDINATOR_ADDRESS``, ``JAX_NUM_PROCESSES`` and ``JAX_PROCESS_ID`` are set, as for
+``experiments.train_deep_cfr``: every process runs the same command, the first writes the run folder
+(see docs/lost-cities-rl.md).
 """
 
 from __future__ import annotations
@@ -21,8 +26,9 @@ from lostcities.rl.config import PRESETS, RLConfig
 def main(cfg: RLConfig) -> dict:
     from experiments.launcher import summarize, train_resumable
     from lostcities.rl.run import train
+    from runkit.distributed import joining
 
-    return summarize(train_resumable(train, cfg))
+    return summarize(train_resumable(joining(train), cfg))
 
 
 if __name__ == "__main__":

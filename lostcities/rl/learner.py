@@ -22,6 +22,7 @@ from lostcities.rl.network import ActorCritic, Params
 from lostcities.rl.opponents import group_sizes, resolve_opponent
 from lostcities.rl.ppo import ROWS, PPOSpec, optimizer, ppo_update
 from lostcities.rl.rollout import Collector
+from lostcities.sharding import whole
 
 __all__ = ["Learner", "TrainState", "make_learner"]
 
@@ -90,7 +91,10 @@ class Learner:
         names = ["league", *(name for name, _ in group_sizes(cfg)[2])]
         metrics.update(_rollout_metrics(self.collector, names, batch, adv, ret), lr=coefs["lr"],
                        start_kl_coef=coefs["start_kl"], non_finite_total=new.bad_total, non_finite_run=bad)
-        return new, metrics
+        # Whole on every device (no-ops on one): every process of a multi-host run reads the parameters,
+        # counters and metrics, and a checkpoint (the games in play included) reads back on any number
+        # of processes. Gathering the games costs one small all-gather an update.
+        return whole(new), whole(metrics)
 
 
 def _rollout_metrics(collector: Collector, names: list[str], batch: dict[str, jax.Array], adv: jax.Array,

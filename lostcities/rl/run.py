@@ -5,7 +5,10 @@ parameters (``init``), restores the latest good checkpoint, runs the remaining u
 evaluates every ``eval.every`` updates and at the end. Checkpoints hold the whole
 :class:`learner.TrainState` (the games in play and every key included), so a killed and resumed run
 ends with exactly the parameters of an unbroken one. A run whose updates keep coming out
-non-finite (``max_bad_updates`` in a row) stops with an error naming the update.
+non-finite (``max_bad_updates`` in a row) stops with an error naming the update. With several
+processes (``runkit.distributed.init_distributed`` first) the games are split over every device of
+every process and the first process alone writes config.json, metrics and plots; all of them write
+their shards of each checkpoint.
 """
 
 from __future__ import annotations
@@ -39,12 +42,15 @@ class NonFiniteError(RuntimeError):
 def open_run(cfg: RLConfig,
              resume_overrides: Mapping[str, Any] | None = None) -> tuple[RLConfig, RunDir | None]:
     """The config and its run folder; with ``cfg.resume`` the folder's config.json wins, changed only
-    by ``resume_overrides`` among ``config.RESUMABLE`` (any other is a ``runkit.ResumeError``)."""
+    by ``resume_overrides`` among ``config.RESUMABLE`` (any other is a ``runkit.ResumeError``). Only
+    the first process of a multi-host run writes config.json."""
+    primary = jax.process_index() == 0
     if cfg.resume:
-        return RunDir.resume(cfg.resume, RLConfig, overrides=resume_overrides, mutable=RESUMABLE)[::-1]
+        return RunDir.resume(cfg.resume, RLConfig, overrides=resume_overrides, mutable=RESUMABLE,
+                             save=primary)[::-1]
     if not cfg.run_dir:
         return cfg, None
-    return cfg, RunDir.create(cfg.run_dir, cfg)
+    return cfg, (RunDir.create(cfg.run_dir, cfg) if primary else RunDir(Path(cfg.run_dir)))
 
 
 def train(cfg: RLConfig, *, resume_overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -56,22 +62,26 @@ def train(cfg: RLConfig, *, resume_overrides: Mapping[str, Any] | None = None) -
     k_init, k_state = jax.random.split(jax.random.key(cfg.seed))
     t0 = time.time()
     evaluate = Evaluator(game, learner.net, cfg.eval.opponents, cfg.eval.games, cfg.eval.argmax, cfg.seed + 1)
+    primary = jax.process_index() == 0  # with several processes, the first writes metrics and plots
     ckpt, start, restored, init_stats = None, 0, None, {}
-    if run is not None:
+    if run is not None:  # restored onto every device when there are several (the template's placement)
         ckpt = run.checkpointer(keep_last=cfg.keep_checkpoints)
-        restored = ckpt.restore_latest(template=learner.init_state(learner.net.init(k_init), k_state))
+        restored = ckpt.restore_latest(template=place(learner.init_state(learner.net.init(k_init), k_state)))
     if restored is not None:
         state, start = restored.state, restored.step
     else:  # the start (behaviour cloning included) is only computed for a fresh run
         params, init_stats = initial_params(cfg, game, learner.net, k_init)
-        state = learner.init_state(params, k_state)
-    state = place(state)  # replicated over every device when there are several
-    log = MetricsLog(run.metrics_path, truncate_after=start) if run is not None else None
-    if log is not None and start == 0:
-        log.log(0, {**init_stats, **evaluate(state.params), "seconds": time.time() - t0})
+        state = place(learner.init_state(params, k_state))  # replicated over every device
+    log = MetricsLog(run.metrics_path, truncate_after=start) if run is not None and primary else None
+    if run is not None and start == 0:  # every process evaluates: Lost Cities games are split over all
+        first = {**init_stats, **evaluate(_host(state.params)), "devices": jax.device_count(),
+                 "processes": jax.process_count(), "seconds": time.time() - t0}
+        if log is not None:
+            log.log(0, first)
     last: dict[str, float] = {}
     t_train, decisions = time.time(), 0.0
-    bar = tqdm(range(start + 1, cfg.updates + 1), desc=f"rl {cfg.game}", disable=not cfg.progress)
+    bar = tqdm(range(start + 1, cfg.updates + 1), desc=f"rl {cfg.game}",
+               disable=not cfg.progress or not primary)
     try:  # a run stopped by an error or Ctrl-C still finishes its last checkpoint and metrics
         for u in bar:
             state, metrics = learner.step(state)
@@ -82,7 +92,7 @@ def train(cfg: RLConfig, *, resume_overrides: Mapping[str, Any] | None = None) -
             decisions += row["decisions"]
             row["decisions_per_s"] = decisions / (time.time() - t_train)
             if u % cfg.eval.every == 0 or u == cfg.updates:
-                last = evaluate(state.params)
+                last = evaluate(_host(state.params))
                 row.update(last)
                 bar.set_postfix(evaluate.summary(last))
             row["seconds"] = time.time() - t0
@@ -92,15 +102,23 @@ def train(cfg: RLConfig, *, resume_overrides: Mapping[str, Any] | None = None) -
                 ckpt.save(u, state, meta={"update": u})
     finally:
         bar.close()
-        if run is not None:
+        if ckpt is not None:
             ckpt.close()
+        if log is not None:
             log.close()
     result: dict[str, Any] = {"game": cfg.game, "updates": cfg.updates, "seconds": time.time() - t0, **last}
     if run is not None:
-        _plot(run)
+        if primary:
+            _plot(run)
         result["run_dir"] = str(run.path)
     result["state"] = state
     return result
+
+
+def _host(tree: Any) -> Any:
+    """``tree``'s arrays as numpy, read from this process's own copy: the evaluation runs on host
+    values, which every process holds alike (a jitted call cannot close over another process's arrays)."""
+    return jax.tree.map(np.asarray, jax.device_get(tree))
 
 
 def _plot(run: RunDir) -> None:
