@@ -31,7 +31,7 @@ from exphil.sim.state import OBSERVED, SimState
 from exphil.sim.step import step
 
 __all__ = ["DRILL_SHARE", "Agreement", "UnusableReplay", "compare_replay", "drill_player", "external_frames",
-           "unknown_frames"]
+           "replay_segment", "unknown_frames"]
 
 _COLUMN = {"action": "action", "age": "action_frame", "x": "x", "y": "y", "vx": "vel_self_x_air",
            "vy": "vel_self_y", "vx_ground": "vel_self_x_ground", "kb_x": "vel_knockback_x",
@@ -124,12 +124,28 @@ def external_frames(table: pa.Table, prefix: str) -> np.ndarray:
     return out
 
 
+def _derived_velocities(table: pa.Table, prefix: str) -> dict[str, np.ndarray]:
+    """Self speeds from position steps, for replays older than Slippi 3.5 that do not record them
+    (x and y move by exactly the self speed when no knockback is left): vx and vy in the air,
+    vx_ground on the ground; knockback 0."""
+    x, y = (_column(table, prefix + n).astype(np.float64) for n in ("x", "y"))
+    grounded = _column(table, prefix + "on_ground", 1).astype(bool)
+    dx, dy = np.diff(x, prepend=x[:1]), np.diff(y, prepend=y[:1])
+    return {"vx": np.where(grounded, 0.0, dx), "vy": np.where(grounded, 0.0, dy),
+            "vx_ground": np.where(grounded, dx, 0.0), "kb_x": np.zeros_like(x), "kb_y": np.zeros_like(x)}
+
+
 def _recorded(table: pa.Table, prefix: str) -> dict[str, jnp.ndarray]:
+    """The observed fields of player ``prefix`` on every row (speeds derived where not recorded)."""
     out = {}
+    derived = None
     for field in OBSERVED:
-        arr = _column(table, prefix + _COLUMN[field])
+        arr = _column(table, prefix + _COLUMN[field]).astype(np.float64)
+        if field in ("vx", "vy", "vx_ground", "kb_x", "kb_y") and np.isnan(arr).all():
+            derived = _derived_velocities(table, prefix) if derived is None else derived
+            arr = derived[field]
         dtype = _DTYPES.get(field, jnp.float32)
-        out[field] = jnp.asarray(np.nan_to_num(arr.astype(np.float64)).astype(dtype))
+        out[field] = jnp.asarray(np.nan_to_num(arr).astype(dtype))
     return out
 
 
@@ -216,3 +232,19 @@ def unknown_frames(table: pa.Table, prefix: str, stage: Stage) -> dict[str, Any]
                           tolerance=1e-3)
     return {"rows": [int(r) + 1 for r in np.flatnonzero(np.asarray(out["unknown"]) > 0)],
             "mismatched": int((~np.asarray(out["match"])).sum())}
+
+
+def replay_segment(table: pa.Table, prefix: str, start: int, stop: int,
+                   stage: Stage) -> dict[str, np.ndarray]:
+    """Rows ``start + 1 .. stop - 1`` of player ``prefix`` simulated from row ``start`` with their
+    recorded inputs and no re-seed unless a frame diverges: ``{"match", "unknown", "action", "age"}``
+    per row (predicted action and action frame), to check a rule on the frames where it occurs."""
+    rows = slice(start + 1, stop)
+    everything = _recorded(table, prefix)  # speeds derived where the replay does not record them
+    recorded = jax.tree.map(lambda a: a[rows], everything)
+    pads = jax.tree.map(lambda a: jnp.asarray(a[rows]), pad_from_table(table, prefix))
+    never = jnp.zeros(stop - start - 1, bool)
+    seed = seed_state(table, start, prefix).replace(**{f: everything[f][start] for f in OBSERVED})
+    _, out = _replay_scan(seed, recorded, pads, never, never, stage=stage, tolerance=1e-3)
+    return {"match": np.asarray(out["match"]), "unknown": np.asarray(out["unknown"]),
+            "action": np.asarray(out["action"]), "age": np.asarray(out["state"].age)}

@@ -9,6 +9,12 @@ Every number says where it comes from:
   checks them by driving the simulator with those replays' inputs and matching every frame.
 - [ml]: meleelight's Fox attributes and animation lengths (a public frame-data clone of Melee),
   used only where the replays show nothing.
+- [framedata]: libmelee 0.47's ``framedata.csv``, Fox's rows (character 1): the frames each
+  action's animation lists.
+- [peppi]: Fox (port 2) in ``peppi_v2.0.slp`` (Yoshi's Story, a match, no drill); "rows" are its
+  row numbers in ``exphil.data.parse``'s table. ``peppi_game.slp`` (same stage, Slippi 1.x) only
+  for SquatRv's length. ``tests/exphil/sim/test_off_path.py`` drives the simulator through such
+  segments with their recorded inputs.
 """
 
 from __future__ import annotations
@@ -35,6 +41,9 @@ LANDING: Final = 42
 BLASTER_START: Final = 341
 BLASTER_LOOP: Final = 342
 BLASTER_END: Final = 343
+AIR_BLASTER_START: Final = 344  # neutral B in the air: start, loop (fires), end
+AIR_BLASTER_LOOP: Final = 345
+AIR_BLASTER_END: Final = 346
 SHINE_START: Final = 360  # grounded reflector; +5 is the aerial version of each
 SHINE_LOOP: Final = 361
 SHINE_END: Final = 363
@@ -49,17 +58,20 @@ AIR_OFFSET: Final = AIR_SHINE_START - SHINE_START
 MODELLED_ACTIONS: Final = (
     DEAD_DOWN, REBIRTH, WAIT, WALK_SLOW, WALK_MIDDLE, WALK_FAST, KNEE_BEND, JUMP_F, JUMP_B,
     JUMP_AERIAL_F, JUMP_AERIAL_B, FALL, SQUAT, SQUAT_WAIT, SQUAT_RV, LANDING, BLASTER_START,
-    BLASTER_LOOP, BLASTER_END, SHINE_START, SHINE_LOOP, SHINE_END, SHINE_TURN, AIR_SHINE_START,
-    AIR_SHINE_LOOP, AIR_SHINE_END, AIR_SHINE_TURN)
+    BLASTER_LOOP, BLASTER_END, AIR_BLASTER_START, AIR_BLASTER_LOOP, AIR_BLASTER_END, SHINE_START,
+    SHINE_LOOP, SHINE_END, SHINE_TURN, AIR_SHINE_START, AIR_SHINE_LOOP, AIR_SHINE_END, AIR_SHINE_TURN)
 
 EVIDENCE_MAX_AGE: Final = {
     DEAD_DOWN: -1.0, REBIRTH: 59.0, WAIT: 3.0, WALK_SLOW: 7.46, WALK_MIDDLE: 25.53, WALK_FAST: 29.0,
     KNEE_BEND: 2.0, JUMP_F: 20.0, JUMP_AERIAL_F: 37.0, FALL: 7.0, SQUAT: 7.0, SQUAT_WAIT: 4.0,
-    LANDING: 29.0, BLASTER_START: 6.0, BLASTER_LOOP: 9.0, BLASTER_END: 23.0, SHINE_START: 3.0,
+    SQUAT_RV: 9.0, LANDING: 29.0, BLASTER_START: 6.0, BLASTER_LOOP: 9.0, BLASTER_END: 23.0,
+    AIR_BLASTER_START: 4.0, AIR_BLASTER_LOOP: 9.0, AIR_BLASTER_END: 21.0, SHINE_START: 3.0,
     SHINE_LOOP: 17.0, SHINE_END: 17.0, SHINE_TURN: 2.0, AIR_SHINE_START: 3.0, AIR_SHINE_LOOP: 17.0,
-    AIR_SHINE_END: 17.0, AIR_SHINE_TURN: 0.0}
-"""[replays] Largest action frame each state reaches in the Fox replays: a frame past it (or in a
-state not listed, e.g. 26, 28, 41) is a frame the simulator has no evidence for."""
+    AIR_SHINE_END: 17.0, AIR_SHINE_TURN: 2.0}
+"""[replays][peppi][framedata] Largest action frame each state reaches in the Fox replays (SquatRv
+0..9 and the aerial reflector's turn 0..2: [peppi]; the aerial blaster: [framedata], whose frames
+the [peppi] segments follow): a frame past it (or in a state not listed, e.g. 26, 28) is a frame
+the simulator has no evidence for."""
 
 # ---- durations [replays] -------------------------------------------------------------------
 KNEE_BEND_FRAMES: Final = 3  # ages 0, 1, 2
@@ -69,12 +81,15 @@ SHINE_RELEASE_LAG: Final = 18  # [decomp] releaseLag; loop/turn frames counted b
 SHINE_TURN_FRAMES: Final = 3  # ages 0..2, facing flips on the first
 SHINE_GRAVITY_DELAY: Final = 4  # [decomp] gravityDelay: aerial frames without gravity (replays)
 SHINE_FALL_ACCEL: Final = 0.026666667  # [decomp] FALL_ACCEL; vy -= this a frame (replays, float32)
+SHINE_MOMENTUM_DIVISOR: Final = 2.0  # [decomp] MOMENTUM_PRESERVE_X divides vx on aerial entry
+# (the value: [peppi] row 939)
 PASS_VY: Final = -0.5  # platform drop-through speed (replays: YS platform)
 PASS_WINDOW: Final = 2  # drop-through needs the down tap at most this many frames back (replays)
 LANDING_LAG_LAST_AGE: Final = 3  # normal landing is interruptible after age 3 (replays)
 LANDING_LAST_AGE: Final = 29  # uninterrupted landing animation (replays: ages 0..29, then Wait)
 SQUAT_LAST_AGE: Final = 7  # [ml] Squat is 7 frames (entered at age 1; replays reach 7)
-SQUAT_RV_FRAMES: Final = 10  # [ml] SquatRv
+SQUAT_RV_FRAMES: Final = 10  # [ml] SquatRv; peppi_game.slp's Fox shows ages 0..9
+SQUAT_RELEASE_SEEN: Final = 6  # [peppi] the earliest Squat age at which a released stick was recorded
 WAIT_LOOP: Final = 120  # [ml][replays] the idle opponent's Wait cycles through ages 0..119
 FALL_LOOP: Final = 8  # [replays] Fall's action frame cycles 0..7
 JUMP_LAST_AGE: Final = 39  # [ml] JumpF/B are 40 frames, then Fall
@@ -82,6 +97,10 @@ JUMP_AERIAL_LAST_AGE: Final = 49  # [ml] JumpAerialF/B are 50 frames, then Fall
 BLASTER_START_LAST_AGE: Final = 6  # [replays] ages 1..6
 BLASTER_LOOP_LAST_AGE: Final = 9  # [replays] ages 0..9, repeated while B was pressed again
 BLASTER_END_LAST_AGE: Final = 23  # [replays] ages 0..23, then Wait
+AIR_BLASTER_START_LAST_AGE: Final = 4  # [framedata] 344 frames 1..4 (entered at age 1); [peppi] rows 8-11
+# [framedata] 345 frames 1..10 = ages 0..9, again on a B press ([peppi] rows 641-651)
+AIR_BLASTER_LOOP_LAST_AGE: Final = 9
+AIR_BLASTER_END_LAST_AGE: Final = 21  # [framedata] 346 frames 1..22 = ages 0..21, then Fall
 DEAD_FRAMES: Final = 60  # [replays] DeadDown shows age -1 for 60 frames
 REBIRTH_LAST_AGE: Final = 59  # [replays] Rebirth ages 0..59, then Fall (stick held) or RebirthWait
 REBIRTH_VY: Final = -1.15  # [replays] the rebirth platform's descent per frame
@@ -121,11 +140,14 @@ ECB_LOCK_FRAMES: Final = 10
 (offset 0: every landing within 7 frames happened 0.0267 below the floor)."""
 ECB_BOTTOM: Final = {JUMP_F: 5.5, JUMP_B: 5.5, JUMP_AERIAL_F: 7.8, JUMP_AERIAL_B: 7.8, FALL: 4.5,
                      AIR_SHINE_START: 4.55, AIR_SHINE_LOOP: 4.55, AIR_SHINE_END: 3.7,
-                     AIR_SHINE_TURN: 4.55}
+                     AIR_SHINE_TURN: 4.55, AIR_BLASTER_START: 4.5, AIR_BLASTER_LOOP: 4.5,
+                     AIR_BLASTER_END: 4.1}
 """[replays] After ECB_LOCK_FRAMES, how far above the position the body's lowest point sits in
 each aerial state: a landing happens once the position sinks this far below the floor. Each
 value lies inside the interval the replays allow (deepest frame that did not land, shallowest
-that did); Melee computes it from the animation's bones, so it is an approximation."""
+that did); Melee computes it from the animation's bones, so it is an approximation. The aerial
+blaster's from [peppi]: loop in [3.58, 6.55) (rows 457-458, 18-19), end in [3.75, 4.5) (rows
+8614-8615, 51-52)."""
 ECB_BOTTOM_AIR_SHINE_END: Final = ((4, 4.3), (10, 3.2), (99, 3.7))
 """[replays] The aerial reflector's end lowers the body as it plays: (last action frame, offset)."""
 LANDING_EPSILON: Final = 1e-3

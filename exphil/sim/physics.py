@@ -12,7 +12,7 @@ import numpy as np
 
 from exphil.sim import fox as F
 from exphil.sim.inputs import Inputs
-from exphil.sim.stage import Stage
+from exphil.sim.stage import SLOPE_REACH, Stage
 from exphil.sim.state import Pad, SimState, where
 
 __all__ = ["bookkeeping", "collide", "move", "walk_animation"]
@@ -69,15 +69,24 @@ def _ground_velocity(s: SimState, prev: SimState, inp: Inputs) -> jax.Array:
     started = walking & ~((prev.action >= F.WALK_SLOW) & (prev.action <= F.WALK_FAST))
     too_slow = started & (jnp.abs(walked) < F.WALK_START_SPEED)
     walked = where(too_slow, jnp.sign(target) * F.WALK_START_SPEED, walked)
-    return where(walking, walked, _toward_zero(prev.vx_ground, F.TRACTION))
+    # traction doubles above the walk's top speed ([peppi] peppi_v2.0.slp rows 27-29 and 5966-5967:
+    # jumpsquat out of a dash slows by 0.16 a frame at |v| > 1.6, by 0.08 below it in the drills)
+    traction = where(jnp.abs(prev.vx_ground) > F.WALK_MAX, 2.0 * F.TRACTION, F.TRACTION)
+    return where(walking, walked, _toward_zero(prev.vx_ground, traction))
 
 
 def _drift(vx: jax.Array, inp: Inputs) -> jax.Array:
-    """Aerial drift: accelerate towards stick * AIR_SPEED, or air friction with the stick centred."""
+    """Aerial drift: accelerate towards stick * AIR_SPEED, or air friction with the stick centred.
+    The stick accelerates up to the cap; a body already past it slows towards it by air friction
+    ([peppi] rows 2155-2158: 0.02 a frame);
+    against the motion the stick always accelerates ([peppi] rows 454-457: +0.0476 a frame at
+    stick 0.46 while moving left at 0.48)."""
     accel = inp.sx * F.AIR_MOBILITY + jnp.sign(inp.sx) * F.AIR_MOBILITY_BASE
     cap = jnp.abs(inp.sx) * F.AIR_SPEED
     new = vx + accel
-    pushed = where(jnp.abs(new) > cap, jnp.maximum(jnp.abs(vx), cap) * jnp.sign(new), new)
+    capped = (jnp.abs(new) > cap) & (jnp.sign(new) == jnp.sign(inp.sx))
+    slowed = where(jnp.abs(vx) > cap, jnp.maximum(jnp.abs(vx) - jnp.float32(F.AIR_FRICTION), cap), cap)
+    pushed = where(capped, slowed * jnp.sign(new), new)
     return where(inp.side, pushed, _toward_zero(vx, F.AIR_FRICTION))
 
 
@@ -96,7 +105,10 @@ def move(s: SimState, prev: SimState, inp: Inputs, jump_starts: jax.Array) -> Si
     a = s.action
     entered = a != prev.action
     air_shine = (a >= F.AIR_SHINE_START) & (a <= F.AIR_SHINE_TURN)
-    normal_air = _is(a, F.JUMP_F, F.JUMP_B, F.JUMP_AERIAL_F, F.JUMP_AERIAL_B, F.FALL)
+    # the aerial blaster moves as a jump does: gravity, fast fall, drift ([peppi] rows 8-18: vy
+    # falls by 0.23 a frame, fast fall on a down tap at row 15; rows 454-457: drift 0.0476 a frame)
+    normal_air = _is(a, F.JUMP_F, F.JUMP_B, F.JUMP_AERIAL_F, F.JUMP_AERIAL_B, F.FALL, F.AIR_BLASTER_START,
+                     F.AIR_BLASTER_LOOP, F.AIR_BLASTER_END)
     passing = air_shine & (prev.action == a - F.AIR_OFFSET)  # platform drop-through this frame
     airborne = ~prev.on_ground | jump_starts | passing
     # takeoff from jumpsquat: hop speed set, no gravity this frame
@@ -108,12 +120,15 @@ def move(s: SimState, prev: SimState, inp: Inputs, jump_starts: jax.Array) -> Si
     vy = where(double_jump, F.DOUBLE_JUMP_VY, vy)
     vx = where(double_jump, inp.sx * F.DOUBLE_JUMP_VX, vx)
     # falling: fast fall on a fresh down tap while descending, else gravity to terminal velocity
-    falling = normal_air & ~entered | ((a == F.FALL) & entered)
+    # [peppi] row 8: gravity on the blaster's first frame
+    falls_at_once = _is(a, F.FALL, F.AIR_BLASTER_START, F.AIR_BLASTER_LOOP, F.AIR_BLASTER_END)
+    falling = normal_air & ~entered | (falls_at_once & entered)
     from_rebirth = (a == F.FALL) & (prev.action == F.REBIRTH)
     vy = where(from_rebirth, 0.0, vy)
     since_down = where(inp.down_edge, 0, prev.down_frames + 1)
     tapped = inp.down & (since_down < F.FAST_FALL_WINDOW) & (prev.vy < 0)
-    fast_fall = (s.fast_fall | tapped) & falling
+    # the blaster's end starts without fast fall ([peppi] rows 49 and 4936: 2.8 a frame after 3.4)
+    fast_fall = (s.fast_fall & ~((a == F.AIR_BLASTER_END) & entered) | tapped) & falling
     fell = where(fast_fall, -F.FAST_FALL_SPEED, jnp.maximum(vy - F.GRAVITY, -F.TERMINAL_VELOCITY))
     vy = where(falling, fell, vy)
     vx = where(normal_air & ~double_jump & ~jump_starts, _drift(vx, inp), vx)
@@ -125,6 +140,10 @@ def move(s: SimState, prev: SimState, inp: Inputs, jump_starts: jax.Array) -> Si
     vy = where(air_shine & airborne & (s.gravity_delay == 0), shine_fall, vy)
     vy = where(passing, F.PASS_VY, vy)
     vx = where(air_shine & ~shine_entry, _toward_zero(vx, F.AIR_FRICTION), vx)
+    # entering it halves the horizontal speed ([decomp] self_vel.x /= MOMENTUM_PRESERVE_X) and air
+    # friction runs on that frame too ([peppi] peppi_v2.0.slp row 939: 0.7596 -> 0.3598)
+    halved = _toward_zero(vx / F.SHINE_MOMENTUM_DIVISOR, F.AIR_FRICTION)
+    vx = where(shine_entry, halved, vx)
     # on the ground: walk or traction, no vertical speed
     vxg = _ground_velocity(s, prev, inp)
     grounded = ~airborne
@@ -155,26 +174,34 @@ def _air_action(a: jax.Array) -> tuple[jax.Array, jax.Array]:
     return where(shine, a + F.AIR_OFFSET, F.FALL), shine
 
 
+def _supported(s: SimState, stage: Stage) -> jax.Array:
+    """Whether the position lies on one of the stage's surfaces."""
+    supported = jnp.asarray(False)
+    for surf in stage.surfaces:
+        supported = supported | ((s.x >= surf.left) & (s.x <= surf.right) & (jnp.abs(s.y - surf.y) < 1e-3))
+    return supported
+
+
 def collide(s: SimState, prev: SimState, stage: Stage, holding_down: jax.Array) -> SimState:
     """Landing on a surface, leaving one, platform drop-through, and the blast zones."""
     frames_up = where(prev.on_ground, 1, prev.air_frames + 1)
     offset = where(frames_up <= F.ECB_LOCK_FRAMES, 0.0, _ecb_offset(s.action, s.age))
     land_y, lands = jnp.float32(0.0), jnp.asarray(False)
+    # the aerial blaster lands on a platform with the stick held down ([peppi] rows 18-19, 4525-4526)
+    blaster = _is(s.action, F.AIR_BLASTER_START, F.AIR_BLASTER_LOOP, F.AIR_BLASTER_END)
     for surf in stage.surfaces:
         within = (s.x >= surf.left) & (s.x <= surf.right)
         below = s.y + offset < surf.y - F.LANDING_EPSILON
         # platforms: only from above, and not while the stick is held down (Melee drops through)
-        from_above = ((~prev.on_ground & (prev.y + offset >= surf.y) & ~holding_down) if surf.platform
+        from_above = ((~prev.on_ground & (prev.y + offset >= surf.y) & (~holding_down | blaster))
+                      if surf.platform
                       else jnp.asarray(True))
         hit = ~s.on_ground & within & below & from_above & ~lands & (s.action != F.REBIRTH)
         land_y, lands = where(hit, jnp.float32(surf.y), land_y), lands | hit
     grounded_action, keep = _landing_action(s.action)
     s = s.where(lands, action=grounded_action, age=where(keep, s.age, 0.0), y=land_y, on_ground=True,
                 jumps=2, vx_ground=s.vx, fast_fall=False)
-    supported = jnp.asarray(False)
-    for surf in stage.surfaces:
-        supported = supported | ((s.x >= surf.left) & (s.x <= surf.right) & (jnp.abs(s.y - surf.y) < 1e-3))
-    off = s.on_ground & ~supported
+    off = s.on_ground & ~_supported(s, stage)
     air_action, keep = _air_action(s.action)
     s = s.where(off, action=air_action, age=where(keep, s.age, 0.0), on_ground=False,
                 vx=jnp.clip(s.vx_ground, -F.AIR_SPEED, F.AIR_SPEED), vx_ground=0.0,
@@ -193,12 +220,26 @@ def _no_evidence(s: SimState, prev: SimState, inp: Inputs, stage: Stage) -> jax.
     unseen = s.age > limit + 1e-3
     takeoff = (prev.action == F.KNEE_BEND) & ~s.on_ground & (jnp.abs(s.vx) > 1e-6)
     idle_rebirth = (prev.action == F.REBIRTH) & (s.action == F.FALL) & ~inp.side & ~inp.down & ~inp.b
-    off_drill = jnp.asarray(False)
-    if stage.drill_x is not None:
-        on_floor = s.on_ground & (s.y < stage.surfaces[0].y + 1e-3)
-        off_drill = on_floor & (jnp.abs(s.x - stage.drill_x) > stage.drill_tolerance)
+    off_slope = jnp.asarray(False)  # walked over a surface's end into a slope that is not modelled
+    for surf in (f for f in stage.surfaces if f.open_ends):
+        was_on = (prev.x >= surf.left) & (prev.x <= surf.right) & (jnp.abs(prev.y - surf.y) < 1e-3)
+        beyond = (s.x < surf.left) | (s.x > surf.right)
+        off_slope = off_slope | (prev.on_ground & was_on & beyond & (prev.action != F.KNEE_BEND))
+    if stage.floor_ends is not None:
+        flats = [f for f in stage.surfaces if not f.platform]
+        over_flat = jnp.asarray(False)
+        for surf in flats:
+            over_flat = over_flat | ((s.x >= surf.left) & (s.x <= surf.right))
+        top = max(f.y for f in flats)
+        over_slope = (s.x >= stage.floor_ends[0]) & (s.x <= stage.floor_ends[1]) & ~over_flat
+        off_slope = off_slope | (~s.on_ground & over_slope & (s.y < top + SLOPE_REACH))
     respawn = jnp.asarray(not stage.respawn_known) & (s.action == F.REBIRTH)
-    return unseen | takeoff | idle_rebirth | off_drill | respawn | (s.stocks == 0)
+    # a grounded blaster or squat leaving the floor: no recorded example (the simulator says Fall)
+    walked_off = prev.on_ground & ~s.on_ground & _is(prev.action, F.BLASTER_START, F.BLASTER_LOOP,
+                                                     F.BLASTER_END, F.SQUAT, F.SQUAT_WAIT, F.SQUAT_RV)
+    # a grounded frame seeded where no modelled floor is (e.g. a sloped part of Yoshi's Story)
+    floorless = prev.on_ground & ~_supported(prev, stage)
+    return unseen | takeoff | idle_rebirth | off_slope | respawn | (s.stocks == 0) | walked_off | floorless
 
 
 def bookkeeping(s: SimState, prev: SimState, pad: Pad, inp: Inputs, stage: Stage,

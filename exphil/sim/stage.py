@@ -19,15 +19,16 @@ class Surface:
     left: float
     right: float
     platform: bool = False  # drop-through (landing only from above)
+    open_ends: bool = False  # its ends run on into slopes the simulator does not model
 
 
 @dataclasses.dataclass(frozen=True)
 class Stage:
     """One stage: its surfaces (index 0 is the main floor), blast zones and respawn point.
 
-    drill_x / drill_tolerance: on a stage whose floor is modelled flat only where the replays
-    show it (Yoshi's Story slopes towards its edges), grounded frames farther than
-    ``drill_tolerance`` from ``drill_x`` are counted as unknown; ``None`` where the floor is flat.
+    Where a floor slopes (Yoshi's Story) only its flat stretches are modelled, as surfaces with
+    ``open_ends``: leaving one over an end is counted as unknown, and so is a body low over the
+    slopes (within ``SLOPE_REACH`` above the floor's top, between ``floor_ends``).
     """
 
     id: int
@@ -41,8 +42,7 @@ class Stage:
     respawn_y: float
     respawn_facing: float
     respawn_known: bool
-    drill_x: float | None = None
-    drill_tolerance: float = 1.0
+    floor_ends: tuple[float, float] | None = None  # the real floor's ends where it slopes
 
 
 FINAL_DESTINATION = Stage(
@@ -54,14 +54,19 @@ FINAL_DESTINATION = Stage(
 
 YOSHIS_STORY = Stage(
     id=8, name="Yoshi's Story",
-    surfaces=(Surface(-0.58323336, -56.0, 56.0),  # height at x = -42 (replays); the real floor slopes
+    surfaces=(Surface(-0.58323336, -43.0, -41.0, open_ends=True),  # the drill's spot, x = -42 (replays)
+              Surface(0.0001, -39.18, 39.18, open_ends=True),  # flat middle: every grounded frame of
+              # the shared Yoshi's Story replays with |x| <= 39.18 is at 0.0001; the floor slopes beyond
               Surface(23.450098, -59.5, -28.0, platform=True),  # libmelee side platforms
               Surface(23.450098, 28.0, 59.5, platform=True),
               Surface(42.000099, -15.75, 15.75, platform=True)),  # libmelee top platform
     blast_left=-175.7, blast_right=173.6, blast_top=168.0, blast_bottom=-91.0,  # libmelee
     respawn_x=0.0, respawn_y=112.85, respawn_facing=1.0, respawn_known=False,  # not in the replays
-    drill_x=-42.0,
+    floor_ends=(-56.0, 56.0),  # libmelee EDGE_GROUND_POSITION
 )
+SLOPE_REACH = 10.0
+"""How far above a sloped floor's top a body counts as near it: more than the deepest landing
+offset (fox.ECB_BOTTOM) plus a frame's terminal fall."""
 
 STAGES = {s.id: s for s in (FINAL_DESTINATION, YOSHIS_STORY)}
 """Stage ID (the replays' ``stage`` column) -> geometry."""

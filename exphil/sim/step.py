@@ -42,13 +42,17 @@ _LAST_AGE = {F.KNEE_BEND: F.KNEE_BEND_FRAMES - 1, F.JUMP_F: F.JUMP_LAST_AGE, F.J
              F.JUMP_AERIAL_F: F.JUMP_AERIAL_LAST_AGE, F.JUMP_AERIAL_B: F.JUMP_AERIAL_LAST_AGE,
              F.SQUAT: F.SQUAT_LAST_AGE, F.SQUAT_RV: F.SQUAT_RV_FRAMES - 1, F.LANDING: F.LANDING_LAST_AGE,
              F.BLASTER_START: F.BLASTER_START_LAST_AGE, F.BLASTER_LOOP: F.BLASTER_LOOP_LAST_AGE,
-             F.BLASTER_END: F.BLASTER_END_LAST_AGE, F.REBIRTH: F.REBIRTH_LAST_AGE,
+             F.BLASTER_END: F.BLASTER_END_LAST_AGE, F.AIR_BLASTER_START: F.AIR_BLASTER_START_LAST_AGE,
+             F.AIR_BLASTER_LOOP: F.AIR_BLASTER_LOOP_LAST_AGE, F.AIR_BLASTER_END: F.AIR_BLASTER_END_LAST_AGE,
+             F.REBIRTH: F.REBIRTH_LAST_AGE,
              F.SHINE_START: F.SHINE_START_LAST_AGE, F.AIR_SHINE_START: F.SHINE_START_LAST_AGE,
              F.SHINE_END: F.SHINE_END_LAST_AGE, F.AIR_SHINE_END: F.SHINE_END_LAST_AGE}
 """Last action frame of each animation that ends by itself (the others loop or wait for an event)."""
 _NEXT = {F.KNEE_BEND: F.JUMP_F, F.JUMP_F: F.FALL, F.JUMP_B: F.FALL, F.JUMP_AERIAL_F: F.FALL,
          F.JUMP_AERIAL_B: F.FALL, F.SQUAT: F.SQUAT_WAIT, F.SQUAT_RV: F.WAIT, F.LANDING: F.WAIT,
          F.BLASTER_START: F.BLASTER_LOOP, F.BLASTER_LOOP: F.BLASTER_END, F.BLASTER_END: F.WAIT,
+         F.AIR_BLASTER_START: F.AIR_BLASTER_LOOP, F.AIR_BLASTER_LOOP: F.AIR_BLASTER_END,
+         F.AIR_BLASTER_END: F.FALL,
          F.REBIRTH: F.FALL, F.SHINE_START: F.SHINE_LOOP, F.AIR_SHINE_START: F.AIR_SHINE_LOOP,
          F.SHINE_END: F.WAIT, F.AIR_SHINE_END: F.FALL}
 """The state an ended animation goes on to (at action frame 0)."""
@@ -67,8 +71,13 @@ def _animate(s: SimState, inp: Inputs) -> tuple[SimState, jax.Array]:
     action = where(ends, jnp.take(_NEXT_T, a, mode="clip").astype(jnp.int32), a)
     age = where(ends, 0.0, where(period > 0, jnp.mod(t + 1.0, jnp.maximum(period, 1.0)), t + 1.0))
     jump_starts = ends & (a == F.KNEE_BEND)
+    # Squat plays to its end even with the stick released, then stands up ([peppi] rows 5033-5035)
+    action = where(ends & (a == F.SQUAT) & ~inp.down, F.SQUAT_RV, action)
     action = where(jump_starts, _jump_direction(s, inp, F.JUMP_F), action)
-    action = where(ends & (a == F.BLASTER_LOOP) & s.blaster_again, F.BLASTER_LOOP, action)
+    # the blaster fires again when B was pressed during its start or loop (ground: replays; air:
+    # [peppi] rows 648-651, B at loop age 7 restarts the loop after age 9; meleelight's laserCombo)
+    blaster_loop = (a == F.BLASTER_LOOP) | (a == F.AIR_BLASTER_LOOP)
+    action = where(ends & blaster_loop & s.blaster_again, a, action)
     # the reflector: release lag counted in loop and turn frames, turn over after its frames
     hit = (a == F.SHINE_START + 2) | (a == F.AIR_SHINE_START + 2)  # reflector hit states: not simulated
     shine = (a >= F.SHINE_START) & (a <= F.AIR_SHINE_TURN) & ~hit
@@ -92,8 +101,8 @@ def _animate(s: SimState, inp: Inputs) -> tuple[SimState, jax.Array]:
     action = where(walking, walk_action, action)
     age = where(walking, walk_age, age)
     start_ends = ends & ((a == F.SHINE_START) | (a == F.AIR_SHINE_START))
-    blaster_over = ends & (a == F.BLASTER_LOOP)
-    pressed = ((a == F.BLASTER_START) | (a == F.BLASTER_LOOP)) & inp.b_edge
+    blaster_over = ends & blaster_loop
+    pressed = _is(a, F.BLASTER_START, F.BLASTER_LOOP, F.AIR_BLASTER_START, F.AIR_BLASTER_LOOP) & inp.b_edge
     s = s.replace(action=action, age=age, released=released, turn_left=turn_left,
                   release_lag=where(start_ends, s.release_lag, lag),
                   blaster_again=(s.blaster_again | pressed) & ~blaster_over)
@@ -129,7 +138,13 @@ def _interrupt(s: SimState, inp: Inputs, on_platform: jax.Array) -> tuple[SimSta
     blaster = ground_idle & inp.b_edge & neutral & ~shine
     jump = ground_idle & inp.jump_edge & ~inp.b_edge
     squat = ground_idle & inp.down & ~inp.b_edge & ~inp.jump_edge & ~_is(a, F.SQUAT, F.SQUAT_WAIT)
-    unsquat = _is(a, F.SQUAT, F.SQUAT_WAIT) & ~inp.down & ~inp.b_edge & ~inp.jump_edge
+    # Squat ignores a released stick ([peppi] rows 5033-5034: released at age 6, plays on to 7);
+    # SquatWait stands up (no recorded example: counted unknown below)
+    unsquat = (a == F.SQUAT_WAIT) & ~inp.down & ~inp.b_edge & ~inp.jump_edge
+    early_release = (a == F.SQUAT) & ~inp.down & (t < F.SQUAT_RELEASE_SEEN)
+    # SquatRv: a jump interrupts it at once ([peppi] row 5036); other inputs have no recorded example
+    rv = a == F.SQUAT_RV
+    rv_jump = rv & inp.jump_edge & ~inp.b_edge
     walk = ground_idle & toward & ~inp.down & ~inp.b_edge & ~inp.jump_edge & ~walking
     stop = walking & ~toward & ~inp.b_edge & ~inp.jump_edge & ~inp.down
     # reflector loops: turn, then jump (grounded) / double jump (aerial)
@@ -142,6 +157,7 @@ def _interrupt(s: SimState, inp: Inputs, on_platform: jax.Array) -> tuple[SimSta
     passes = passes & ~turn & ~loop_jump
     # airborne actionable states
     air_shine = air_idle & inp.b_edge & inp.down
+    air_blaster = air_idle & inp.b_edge & neutral  # [peppi] rows 8, 35, 447, 637: neutral B in a jump
     air_jump = ((air_idle & ~air_shine) | (air_loop & ~turn)) & inp.jump_edge & (s.jumps > 0)
 
     out = s.where(squat | unsquat,
@@ -149,7 +165,7 @@ def _interrupt(s: SimState, inp: Inputs, on_platform: jax.Array) -> tuple[SimSta
                   age=where(unsquat | (a == F.LANDING), 0.0, 1.0))
     out = out.where(walk, action=F.WALK_SLOW, age=1.0)
     out = out.where(stop, action=F.WAIT, age=0.0)
-    out = out.where(jump | loop_jump, action=F.KNEE_BEND, age=0.0, jump_held=True)
+    out = out.where(jump | loop_jump | rv_jump, action=F.KNEE_BEND, age=0.0, jump_held=True)
     out = out.where(blaster, action=F.BLASTER_START, age=1.0, blaster_again=False)
     out = out.where(shine, **_shine_entry(inp, F.SHINE_START))
     out = out.where(turn, action=where(air_loop, F.AIR_SHINE_TURN, F.SHINE_TURN), age=0.0,
@@ -157,9 +173,11 @@ def _interrupt(s: SimState, inp: Inputs, on_platform: jax.Array) -> tuple[SimSta
     out = out.where(passes, action=a + F.AIR_OFFSET)
     out = out.where(air_jump, action=where(away, F.JUMP_AERIAL_B, F.JUMP_AERIAL_F), age=0.0)
     out = out.where(air_shine, **_shine_entry(inp, F.AIR_SHINE_START))
-    no_rule = ((ground_idle | air_idle) & inp.b_edge & ~inp.down)  # side/up/air neutral B
-    no_rule = no_rule & ~blaster
-    no_rule = no_rule | (ground_idle & away & ~walking & ~inp.down) | unsquat | stop
+    out = out.where(air_blaster, action=F.AIR_BLASTER_START, age=1.0, blaster_again=False)
+    no_rule = ((ground_idle | air_idle) & inp.b_edge & ~inp.down)  # side and up B
+    no_rule = no_rule & ~blaster & ~air_blaster
+    no_rule = no_rule | (ground_idle & away & ~walking & ~inp.down) | unsquat | stop | early_release
+    no_rule = no_rule | (rv & ~rv_jump & (inp.b_edge | inp.down | inp.side))
     return out, no_rule
 
 
