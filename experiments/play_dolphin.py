@@ -69,6 +69,7 @@ class PlayConfig:
     start: str = "fixture"  # --standin=drill: fixture or a perturbed start (exphil.closed_loop.starts)
     pace: str = "lockstep"  # --standin: lockstep | realtime
     evaluate: bool = True  # the eval_exphil metrics of the recording (a run's agent only)
+    freeze_gc: bool = True  # keep what exists before the game out of the garbage collector (play_game)
     faults: Faults = dataclasses.field(default_factory=Faults)
 
 
@@ -192,7 +193,8 @@ def play(cfg: PlayConfig) -> dict:
             raise SystemExit(f"{cfg.dolphin or 'the stand-in'}: could not connect to the game stream")
         for seat in seats:
             seat.controller.connect()
-        played = play_game(console, seats, stage=melee.Stage[cfg.stage], max_frames=round(cfg.seconds * 60))
+        played = play_game(console, seats, stage=melee.Stage[cfg.stage], max_frames=round(cfg.seconds * 60),
+                           freeze_gc=cfg.freeze_gc)
     finally:
         if standin is None:
             console.stop()

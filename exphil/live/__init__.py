@@ -14,6 +14,7 @@ _MODULES = {
     "columns": ("UnsupportedGame", "frame_columns"),
     "console": ("RawConsole", "UnreadableReplay", "UnsupportedCharacter", "replay_states"),
     "pad": ("Controls", "PadWriter", "RecordingController"),
+    "pauses": ("Pauses", "frozen_collector"),
     "play": ("Played", "Seat", "play_game"),
     "replay": ("agreement", "play_recorded"),
     "teacher": ("TeacherAgent",),

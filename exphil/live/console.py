@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import struct
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,17 @@ class RawConsole(melee.Console):
         super().__init__(*args, **kwargs)
         self.stage_id: int | None = None
         self.slippi_version: tuple[int, ...] | None = None
+        self.received = 0.0
+        """``time.perf_counter()`` when the last message was taken off the stream (a frame's last, once
+        ``step`` returns it): where a frame's time in the client starts."""
+        dispatch = self._slippstream.dispatch
+
+        def stamped(*args: Any, **kwargs: Any) -> Any:
+            message = dispatch(*args, **kwargs)
+            self.received = time.perf_counter()
+            return message
+
+        self._slippstream.dispatch = stamped
 
     def _Console__game_start(self, gamestate: melee.GameState, event: bytes) -> None:
         super()._Console__game_start(gamestate, event)

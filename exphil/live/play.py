@@ -13,6 +13,7 @@ twice or not at all are the agents' business (``LiveAgent.act``).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import time
@@ -23,10 +24,13 @@ import numpy as np
 from melee.slippstream import EnetDisconnected
 
 from exphil.live.agent import LiveAgent
+from exphil.live.pauses import Pauses, frozen_collector
 
 __all__ = ["IN_GAME", "Played", "Seat", "play_game"]
 
 IN_GAME = (melee.Menu.IN_GAME, melee.Menu.SUDDEN_DEATH)
+FRAME_MS = 1000 / 60
+PARTS = ("client", "agents", "flush")
 MAX_BAD_MESSAGES = 60
 """Unreadable messages tolerated in one game before the stream is judged broken."""
 log = logging.getLogger(__name__)
@@ -47,37 +51,56 @@ class Seat:
 @dataclasses.dataclass(frozen=True)
 class Played:
     """How a game went: in-game frames seen, why it stopped, messages skipped as unreadable, and each
-    in-game frame's milliseconds from the console handing it over to the end of the agents' work (the
-    next ``step`` flushes the controllers at once): the agents' time per frame as the game sees it."""
+    in-game frame's milliseconds from its last message taken off the stream to the agents' controllers
+    flushed (``frame_ms``: the agents' time per frame as the game sees it), split into ``parts``: the
+    client (libmelee parsing the frame's events), the agents, the flush."""
 
     frames: int
     ended: str
     bad_messages: int = 0
-    frame_ms: tuple[float, ...] = ()
+    parts: tuple[tuple[float, float, float], ...] = ()
+    pauses: dict[str, float] = dataclasses.field(default_factory=dict)  # Pauses.report() over the game
+
+    @property
+    def frame_ms(self) -> tuple[float, ...]:
+        return tuple(sum(p) for p in self.parts)
 
     def timing(self) -> dict[str, float]:
-        """Median, p99 and max of ``frame_ms``, and how many frames took longer than a frame (16.7 ms)."""
+        """Median, p99 and max of ``frame_ms``, how many frames took longer than a frame (16.7 ms),
+        and the p99 of each part."""
         ms = np.asarray(self.frame_ms or [np.nan])
+        parts = np.asarray(self.parts or [(np.nan,) * 3])
         return {"median_ms": float(np.median(ms)), "p99_ms": float(np.percentile(ms, 99)),
-                "max_ms": float(np.max(ms)), "over_frame": int((ms > 1000 / 60).sum()),
-                "frames": len(self.frame_ms)}
+                "max_ms": float(np.max(ms)), "over_frame": int((ms > FRAME_MS).sum()),
+                "frames": len(self.parts),
+                **{f"{name}_p99_ms": float(np.percentile(parts[:, i], 99)) for i, name in enumerate(PARTS)},
+                **{f"{name}_max_ms": float(np.max(parts[:, i])) for i, name in enumerate(PARTS)},
+                **self.pauses}
 
 
-def play_game(console: Any, seats: list[Seat], *, stage: melee.Stage, max_frames: int) -> Played:
+def play_game(console: Any, seats: list[Seat], *, stage: melee.Stage, max_frames: int,
+              freeze_gc: bool = True) -> Played:
     """Play one game to its end or ``max_frames`` playable frames.
 
     Before the game the first seat's menu helper starts it once every seat has chosen; after
     it (the post-game screens) the loop stops. ``ended``: "frame limit", "game over" (a menu after
-    the game), "stream ended" (no more messages), or "disconnected at frame F".
+    the game), "stream ended" (no more messages), or "disconnected at frame F". ``freeze_gc``: what
+    exists before the game is kept out of the garbage collector while it plays (``pauses``).
     """
-    played, bad, last, times = 0, 0, None, []
+    with frozen_collector() if freeze_gc else contextlib.nullcontext(), Pauses() as pauses:
+        played = _play(console, seats, stage, max_frames)
+    return dataclasses.replace(played, pauses=pauses.report())
+
+
+def _play(console: Any, seats: list[Seat], stage: melee.Stage, max_frames: int) -> Played:
+    played, bad, last, parts = 0, 0, None, []
     while True:
         try:
             gamestate = console.step()
         except (EnetDisconnected, BrokenPipeError) as err:  # the stream, or the console's controller pipe
             log.warning("the console disconnected after frame %s (%s); ending the game", last,
                         type(err).__name__)
-            return Played(played, f"disconnected at frame {last}", bad, tuple(times))
+            return Played(played, f"disconnected at frame {last}", bad, tuple(parts))
         except ValueError as err:  # json.JSONDecodeError: a message that is not JSON
             bad += 1
             log.warning("skipped an unreadable message from the console after frame %s: %s", last, err)
@@ -85,19 +108,24 @@ def play_game(console: Any, seats: list[Seat], *, stage: melee.Stage, max_frames
                 raise RuntimeError(f"{bad} unreadable messages from the console in one game") from err
             continue
         if gamestate is None:
-            return Played(played, "stream ended", bad, tuple(times))
+            return Played(played, "stream ended", bad, tuple(parts))
         if gamestate.menu_state in IN_GAME:
-            start = time.perf_counter()
+            stepped = time.perf_counter()
+            received = getattr(console, "received", 0.0) or stepped
             last = int(gamestate.frame)
-            for seat in seats:
-                if seat.agent is not None:
-                    seat.agent.act(gamestate)
+            playing = [seat for seat in seats if seat.agent is not None]
+            for seat in playing:
+                seat.agent.act(gamestate)
+            acted = time.perf_counter()
+            for seat in playing:  # at once, not at the next step: the game reads it no later
+                seat.controller.flush()
             played += 1
             if gamestate.frame >= max_frames:
-                return Played(played, "frame limit", bad, tuple(times))
-            times.append((time.perf_counter() - start) * 1e3)
+                return Played(played, "frame limit", bad, tuple(parts))
+            flushed = time.perf_counter()
+            parts.append(((stepped - received) * 1e3, (acted - stepped) * 1e3, (flushed - acted) * 1e3))
         elif played:
-            return Played(played, "game over", bad, tuple(times))
+            return Played(played, "game over", bad, tuple(parts))
         else:
             for i, seat in enumerate(seats):
                 seat.menu.menu_helper_simple(gamestate, seat.controller, seat.character, stage,

@@ -63,6 +63,8 @@ def test_play_game_runs_every_agent_until_the_frame_limit(replay_path):
     played = result.frames
     assert played == 30 + 124 and result.ended == "frame limit"  # frames -123 .. 30
     assert seats[0].agent.adapter.last_frame == 30
+    assert len(result.parts) == played - 1  # the frame at the limit ends the game before it is timed
     for seat, pad in zip(seats, pads, strict=True):
         assert pad.buttons == {e for e, b in zip(BUTTON_ENUMS, seat.agent.sent.buttons, strict=True) if b}
         assert sum(call[0] in ("press", "release") for call in pad.calls) >= 8 * played
+        assert pad.calls.count(("flush",)) == played  # flushed once a frame, as soon as the agents are done

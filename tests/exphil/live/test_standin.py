@@ -79,6 +79,8 @@ def test_the_stream_is_the_recording_as_libmelee_reads_it(replay_path, tmp_path,
     played, log, agent, console = _rehearse(replay_path, tmp_path)
     assert console.nick == "exphil-standin" and console.version == "3.19.0"
     assert played.ended == "game over" and played.bad_messages == 0
+    assert len(played.parts) == played.frames
+    assert played.pauses["compiles"] == 0  # warmed up before connecting: nothing compiles during the game
     assert agent.handed == [frame for frame, *_ in recorded]
     assert agent.stepped == [frame for frame, *_ in recorded if frame >= -39]
     assert log["ended"] == "game end" and log["late_frames"] == []
