@@ -42,6 +42,7 @@ _DAMAGE = ((75, 91), (183, 198))  # damage / tumble and knock-down states (inclu
 DRILL_SHARE = 0.2
 """Least share of frames (from the first reflector frame on) in the reflector for a shine drill."""
 _BUCKET = 8192  # replays are padded to a multiple of this many frames
+_SEGMENT = 64  # replay_segment pads to this many steps
 _PUSH_RANGE = 7.0  # players closer than this push each other apart (replays: 0.3 a frame within ~4)
 
 
@@ -239,12 +240,15 @@ def replay_segment(table: pa.Table, prefix: str, start: int, stop: int,
     """Rows ``start + 1 .. stop - 1`` of player ``prefix`` simulated from row ``start`` with their
     recorded inputs and no re-seed unless a frame diverges: ``{"match", "unknown", "action", "age"}``
     per row (predicted action and action frame), to check a rule on the frames where it occurs."""
-    rows = slice(start + 1, stop)
+    n = stop - start - 1
+    if not 0 < n <= _SEGMENT or stop > table.num_rows:
+        raise ValueError(f"segment rows {start}..{stop} must lie in the table and hold 1..{_SEGMENT} steps")
     everything = _recorded(table, prefix)  # speeds derived where the replay does not record them
+    rows = np.minimum(np.arange(start + 1, start + 1 + _SEGMENT), stop - 1)  # padded: one compilation
     recorded = jax.tree.map(lambda a: a[rows], everything)
-    pads = jax.tree.map(lambda a: jnp.asarray(a[rows]), pad_from_table(table, prefix))
-    never = jnp.zeros(stop - start - 1, bool)
+    pads = jax.tree.map(lambda a: jnp.asarray(np.asarray(a)[rows]), pad_from_table(table, prefix))
+    never = jnp.zeros(_SEGMENT, bool)
     seed = seed_state(table, start, prefix).replace(**{f: everything[f][start] for f in OBSERVED})
     _, out = _replay_scan(seed, recorded, pads, never, never, stage=stage, tolerance=1e-3)
-    return {"match": np.asarray(out["match"]), "unknown": np.asarray(out["unknown"]),
-            "action": np.asarray(out["action"]), "age": np.asarray(out["state"].age)}
+    return {"match": np.asarray(out["match"])[:n], "unknown": np.asarray(out["unknown"])[:n],
+            "action": np.asarray(out["action"])[:n], "age": np.asarray(out["state"].age)[:n]}

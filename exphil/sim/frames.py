@@ -135,7 +135,7 @@ def pad_from_table(table: pa.Table, prefix: str) -> Pad:
 
 def seed_state(table: pa.Table, row: int, prefix: str) -> SimState:
     """A simulator state holding the recorded observables of ``row`` (hidden fields as if the
-    action had been going on for a while, or had just begun if it is a reflector start)."""
+    action had been going on for a while; a reflector start's counters as its action frame says)."""
     def get(name: str, default: float = 0.0) -> float:
         value = table[prefix + name][row].as_py()
         return default if value is None else value
@@ -148,7 +148,9 @@ def seed_state(table: pa.Table, row: int, prefix: str) -> SimState:
                         kb_x=get("vel_knockback_x"), kb_y=get("vel_knockback_y"),
                         b_held=b_held)
     if action in (F.SHINE_START, F.AIR_SHINE_START):
+        # the aerial start spends one frame of its gravity delay a frame (peppi_v2.0.slp rows 943-946)
+        spent = int(age) if action == F.AIR_SHINE_START else 0
         s = s.replace(release_lag=jnp.int32(F.SHINE_RELEASE_LAG), released=jnp.asarray(not b_held),
-                      gravity_delay=jnp.int32(F.SHINE_GRAVITY_DELAY - (action == F.AIR_SHINE_START)))
+                      gravity_delay=jnp.int32(max(F.SHINE_GRAVITY_DELAY - spent, 0)))
     return s.replace(prev_jump=jnp.asarray(bool(get("btn_x")) or bool(get("btn_y"))),
                      prev_sy=jnp.float32(get("main_y", 0.5) * 2.0 - 1.0))
