@@ -17,9 +17,10 @@ JSON ``{"results": [{"arch", "median_ms", "p99_ms", "max_ms", "over_frame", ...}
 the wait for its result and the feedback) and the controller output (``pad_``); the process's CPU
 time per frame (``cpu_``: every thread; steadier than wall time on a loaded machine); the XLA
 compilations and Python garbage collections (count, longest pause) during the timed frames; the
-load average before and after. ``--compare`` runs each setting of XLA's threads (``0``: its pool,
-``1``: the calling thread) and the collector (``on``; ``freeze``: what exists after warm-up frozen
-out of it; ``off``) in its own process, round after round, so every setting sees the same load.
+load average before and after. ``--gc``: Python's collector during the timed frames: ``freeze``
+(what exists after warm-up kept out of it, as ``play_game`` plays), ``on``, ``off``. ``--compare``
+runs each setting of XLA's threads (``0``: its pool, ``1``: the calling thread) and the collector
+(``on``, ``freeze``) in its own process, round after round, so every setting sees the same load.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ class BenchLiveConfig:
     port: int = 0  # 0 = the replay's lower port
     seed: int = 0
     xla_threads: int = 0  # 1: XLA's CPU runtime on one thread (no Eigen pool); 0: XLA's default
-    gc: str = "on"  # on | freeze (after warm-up) | off: Python's garbage collector during the timed frames
+    gc: str = "freeze"  # freeze (after warm-up, as play_game) | on | off: the collector in the timed frames
     compare: bool = False  # every COMPARED setting in its own process, ``rounds`` times, interleaved
     rounds: int = 2
 
@@ -76,8 +77,8 @@ def _percentiles(ms: list[float], prefix: str) -> dict[str, float]:
 
 
 SINGLE_THREAD_XLA = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
-"""XLA_FLAGS that run XLA's CPU kernels on the calling thread: a batch-1 step is too small to share,
-and handing its pieces to a thread pool adds wake-ups that a loaded machine delays."""
+"""XLA_FLAGS that run XLA's CPU kernels on the calling thread (no Eigen pool to wake); measured
+against the pool by ``--compare`` (docs/live-play.md: no better here, so not the live default)."""
 
 
 def _timed(owner: object, name: str, into: list[float]) -> None:

@@ -24,7 +24,10 @@ stand-in console in its own process, streaming the shine drill's simulator (the 
 fixture's Fox port, the drill started as ``eval_closed_loop`` starts it, ``--seconds`` after the
 start; its ``drill`` figures are the frames after the start) or a recorded game (open loop).
 ``--pace=realtime`` sends frames at 60 per second, ``lockstep`` waits for each frame's decision;
-``--faults.*`` injects stream faults (``exphil.live.standin.faults``).
+``--faults.*`` injects stream faults (``exphil.live.standin.faults``). The JSON's ``frame_time``: each
+frame's milliseconds from its last message to the agents' controllers flushed (median, p99, max, the
+client / agents / flush split) and the game's compilations and garbage collections; what exists
+before the game is kept out of the collector unless ``--nofreeze_gc``.
 """
 
 from __future__ import annotations
