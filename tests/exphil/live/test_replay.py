@@ -3,6 +3,8 @@ loop, both on libmelee's offline console."""
 
 from __future__ import annotations
 
+import gc
+
 import melee
 import numpy as np
 import pytest
@@ -68,3 +70,26 @@ def test_play_game_runs_every_agent_until_the_frame_limit(replay_path):
         assert pad.buttons == {e for e, b in zip(BUTTON_ENUMS, seat.agent.sent.buttons, strict=True) if b}
         assert sum(call[0] in ("press", "release") for call in pad.calls) >= 8 * played
         assert pad.calls.count(("flush",)) == played  # flushed once a frame, as soon as the agents are done
+
+
+class _FreezeWatch:
+    """An 'agent' that notes how many objects the garbage collector has frozen on each frame."""
+
+    def __init__(self) -> None:
+        self.frozen: list[int] = []
+
+    def act(self, gamestate: melee.GameState) -> None:
+        self.frozen.append(gc.get_freeze_count())
+
+
+@pytest.mark.parametrize("freeze", [True, False])
+def test_play_game_keeps_older_objects_out_of_the_collector_only_during_the_game(replay_path, freeze):
+    console = RawConsole(is_dolphin=False, path=str(replay_path("exphil_fox_multishine.slp")),
+                         allow_old_version=True)
+    console.connect()
+    watch = _FreezeWatch()
+    played = play_game(console, [Seat(1, RecordingController(), melee.Character.FOX, watch)],
+                       stage=melee.Stage.FINAL_DESTINATION, max_frames=5, freeze_gc=freeze)
+    assert len(watch.frozen) == played.frames == 5 + 124
+    assert min(watch.frozen) > 1000 if freeze else max(watch.frozen) == 0
+    assert gc.get_freeze_count() == 0 and set(played.pauses) == {"compiles", "collections", "gc_max_ms"}
