@@ -15,16 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pyarrow as pa
 
 from exphil.closed_loop.validate import (
-    _BUCKET,
     UnusableReplay,
     _column,
     _recorded,
     _replay_scan,
+    bucket_pad,
     external_frames,
 )
 from exphil.data.parse import BadReplay, SkippedReplay, parse_replay
@@ -61,20 +60,34 @@ class Reach:
 
 def _with_knockback(table, prefix: str, external: np.ndarray) -> np.ndarray:
     """Where a replay does not record speeds (Slippi < 3.5), its derived speeds cannot tell
-    knockback from Fox's own motion: frames from a hit until Fox is next on the ground count as
-    the opponent's too. Nor does it record hitlag: a row repeating the one before (action, action
-    frame and position) is a frozen one, and the row after it is the re-seed."""
+    knockback from Fox's own motion, so frames still carrying a hit's knockback count as the
+    opponent's too: from the hit until Fox is on the ground, then while the knockback the ground
+    shows there (the speed of that first grounded frame) runs out by traction on the ground and by
+    KNOCKBACK_DECAY in the air. Nor does such a replay record hitlag: a row repeating the one
+    before (action, action frame and position) is a frozen one, and the row after it the re-seed;
+    nor the sign of a zero vertical step (see below)."""
     if not np.isnan(_column(table, prefix + "vel_self_x_air").astype(np.float64)).all():
         return external
     fields = [_column(table, prefix + n).astype(np.float64) for n in ("action", "action_frame", "x", "y")]
     frozen = np.concatenate([[False], np.logical_and.reduce([np.diff(f) == 0 for f in fields])])
     frozen &= fields[0] != F.DEAD_DOWN  # dead: the one state that stands still by itself
-    external = external | frozen | np.concatenate([[False], frozen[:-1]])
     grounded = _column(table, prefix + "on_ground", 1).astype(bool)
-    out, carried = external.copy(), False
+    # an airborne row that did not move vertically: the speed's sign is lost (a full hop's top is
+    # -2e-7, which allows a fast fall on the next frame), so the step out of it is not checkable
+    dy = np.diff(fields[3], prepend=fields[3][:1])
+    falls = np.isin(fields[0], (F.JUMP_F, F.JUMP_B, F.JUMP_AERIAL_F, F.JUMP_AERIAL_B, F.FALL))
+    still = ~grounded & falls & (dy == 0) & (np.concatenate([[0.0], dy[:-1]]) > 0)  # at a jump's top
+    external = external | frozen | np.concatenate([[False], frozen[:-1] | still[:-1]])
+    speed = np.abs(np.diff(fields[2], prepend=fields[2][:1]))
+    out, airborne_hit, left = external.copy(), False, 0.0
     for t in range(len(out)):
-        carried = (carried or external[t]) and not grounded[t]
-        out[t] |= carried
+        if external[t] and not grounded[t]:
+            airborne_hit = True
+        elif airborne_hit and grounded[t]:  # landed: what moves Fox now is the knockback
+            airborne_hit, left = False, speed[t]
+        elif left > 0:
+            left -= F.TRACTION if grounded[t] else F.KNOCKBACK_DECAY
+        out[t] |= airborne_hit or left > 0
     return out
 
 
@@ -105,17 +118,12 @@ def fox_reach(path: str | Path, port: int, *, tolerance: float = 1e-3,
     if table[prefix + "on_ground"].null_count == table.num_rows:
         raise UnusableReplay(f"{path}: on_ground is not recorded (Slippi before 2.0)")
     n = table.num_rows - 1
-    size = -(-n // _BUCKET) * _BUCKET  # padded like compare_replay's scan: the compilations are shared
-
-    def padded(a):
-        a = np.asarray(a)[1:]
-        return jnp.asarray(np.concatenate([a, np.repeat(a[-1:], size - n, axis=0)]))
-
     external = _with_knockback(table, prefix, external_frames(table, prefix))
-    always = jnp.ones(size, bool)
-    _, out = _replay_scan(seed_state(table, 0, prefix), jax.tree.map(padded, _recorded(table, prefix)),
-                          jax.tree.map(padded, pad_from_table(table, prefix)), always, padded(external),
-                          stage=stage, tolerance=tolerance)
+    _, out = _replay_scan(seed_state(table, 0, prefix),  # padded as compare_replay's: shared compilations
+                          jax.tree.map(lambda a: bucket_pad(a[1:]), _recorded(table, prefix)),
+                          jax.tree.map(lambda a: bucket_pad(a[1:]), pad_from_table(table, prefix)),
+                          bucket_pad(np.ones(n, bool)), bucket_pad(external[1:]), stage=stage,
+                          tolerance=tolerance)
     out = {k: np.asarray(out[k])[:n] for k in ("match", "unknown", "action")}
     action = _column(table, prefix + "action")
     in_states = np.isin(action, F.MODELLED_ACTIONS)

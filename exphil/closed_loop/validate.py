@@ -30,8 +30,8 @@ from exphil.sim.stage import Stage, stage_by_id
 from exphil.sim.state import OBSERVED, SimState
 from exphil.sim.step import step
 
-__all__ = ["DRILL_SHARE", "Agreement", "UnusableReplay", "compare_replay", "drill_player", "external_frames",
-           "replay_segment", "unknown_frames"]
+__all__ = ["DRILL_SHARE", "Agreement", "UnusableReplay", "bucket_pad", "compare_replay", "drill_player",
+           "external_frames", "replay_segment", "unknown_frames"]
 
 _COLUMN = {"action": "action", "age": "action_frame", "x": "x", "y": "y", "vx": "vel_self_x_air",
            "vy": "vel_self_y", "vx_ground": "vel_self_x_ground", "kb_x": "vel_knockback_x",
@@ -163,6 +163,10 @@ def _replay_scan(seed: SimState, recorded: dict, pads: Any, reseed_always: jax.A
         reseed = ~match | always
         fixed = pred.replace(**{f: jnp.where(reseed, obs[f], getattr(pred, f)).astype(getattr(pred, f).dtype)
                                 for f in OBSERVED})
+        # re-seeded onto a jumpsquat's first frame: its jump button is this frame's (full or short hop)
+        squat_begins = reseed & (obs["action"] == F.KNEE_BEND) & (obs["age"] == 0)
+        jump = pad.button("x") | pad.button("y")
+        fixed = fixed.replace(jump_held=jnp.where(squat_begins, jump, fixed.jump_held))
         # hitlag freezes the game: a frame that repeats the last action frame leaves every counter as it was
         frozen = external & (obs["action"] == state.action) & (obs["age"] == state.age)
         held = state.replace(**{f: obs[f].astype(getattr(state, f).dtype) for f in OBSERVED})
@@ -171,6 +175,14 @@ def _replay_scan(seed: SimState, recorded: dict, pads: Any, reseed_always: jax.A
         return fixed, {"match": match, "action": pred.action, "unknown": unknown_now, "state": pred}
 
     return jax.lax.scan(body, seed, (recorded, pads, reseed_always, external))
+
+
+def bucket_pad(a: Any) -> jax.Array:
+    """``a`` (time first) padded by repeating its last row to a multiple of _BUCKET rows, so that one
+    compilation of the replay scan serves many replays (the padded steps' outputs are dropped)."""
+    a = np.asarray(a)
+    size = -(-len(a) // _BUCKET) * _BUCKET
+    return jnp.asarray(np.concatenate([a, np.repeat(a[-1:], size - len(a), axis=0)]))
 
 
 def compare_replay(path: str | Path, *, tolerance: float = 1e-3, table: pa.Table | None = None) -> Agreement:
@@ -196,19 +208,10 @@ def compare_replay(path: str | Path, *, tolerance: float = 1e-3, table: pa.Table
     rows = np.arange(1, table.num_rows)
     compared = (rows >= first) & ~external[1:]
     n = len(rows)
-    size = -(-n // _BUCKET) * _BUCKET  # padded length: one compilation serves many replays
-
-    def padded(a):
-        a = np.asarray(a)[1:]
-        return jnp.asarray(np.concatenate([a, np.repeat(a[-1:], size - n, axis=0)]))
-
-    recorded = jax.tree.map(padded, _recorded(table, prefix))
-    pads = jax.tree.map(padded, pad_from_table(table, prefix))
-    pad_true = np.ones(size - n, bool)
-    _, out = _replay_scan(seed_state(table, 0, prefix), recorded, pads,
-                          jnp.asarray(np.concatenate([~compared, pad_true])),
-                          jnp.asarray(np.concatenate([external[1:], pad_true])), stage=stage,
-                          tolerance=tolerance)
+    recorded = jax.tree.map(lambda a: bucket_pad(a[1:]), _recorded(table, prefix))
+    pads = jax.tree.map(lambda a: bucket_pad(a[1:]), pad_from_table(table, prefix))
+    _, out = _replay_scan(seed_state(table, 0, prefix), recorded, pads, bucket_pad(~compared),
+                          bucket_pad(external[1:]), stage=stage, tolerance=tolerance)
     out = jax.tree.map(lambda a: np.asarray(a)[:n], out)
     match = np.asarray(out["match"]) & compared
     misses = compared & ~np.asarray(out["match"])

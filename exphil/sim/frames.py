@@ -135,7 +135,8 @@ def pad_from_table(table: pa.Table, prefix: str) -> Pad:
 
 def seed_state(table: pa.Table, row: int, prefix: str) -> SimState:
     """A simulator state holding the recorded observables of ``row`` (hidden fields as if the
-    action had been going on for a while; a reflector start's counters as its action frame says)."""
+    action had been going on for a while; a reflector start's counters as its action frame says, and
+    a jumpsquat's held jump from the rows since it began)."""
     def get(name: str, default: float = 0.0) -> float:
         value = table[prefix + name][row].as_py()
         return default if value is None else value
@@ -152,5 +153,11 @@ def seed_state(table: pa.Table, row: int, prefix: str) -> SimState:
         spent = int(age) if action == F.AIR_SHINE_START else 0
         s = s.replace(release_lag=jnp.int32(F.SHINE_RELEASE_LAG), released=jnp.asarray(not b_held),
                       gravity_delay=jnp.int32(max(F.SHINE_GRAVITY_DELAY - spent, 0)))
+    if action == F.KNEE_BEND:  # full hop while the jump button has stayed down since the squat began
+        rows = range(max(row - int(age), 0), row + 1)
+        held = all(bool(table[prefix + "btn_x"][r].as_py()) or bool(table[prefix + "btn_y"][r].as_py())
+                   for r in rows)
+        s = s.replace(jump_held=jnp.asarray(held))
     return s.replace(prev_jump=jnp.asarray(bool(get("btn_x")) or bool(get("btn_y"))),
-                     prev_sy=jnp.float32(get("main_y", 0.5) * 2.0 - 1.0))
+                     prev_sy=jnp.float32(get("main_y", 0.5) * 2.0 - 1.0),
+                     prev_sx=jnp.float32(get("main_x", 0.5) * 2.0 - 1.0))

@@ -26,6 +26,8 @@ class Inputs(NamedTuple):
     down_edge: jax.Array  # stick crossed into down this frame (fast fall)
     side: jax.Array  # |x| past the deadzone
     up: jax.Array
+    side_edge: jax.Array  # the stick crossed into a side this frame (a dash, if fast enough)
+    up_edge: jax.Array  # the stick crossed into up this frame (tap jump, up-B)
     unmodelled: jax.Array  # an input the drill's rules ignore (A, Z, L, R, D-up, C-stick, shield)
 
 
@@ -39,4 +41,6 @@ def read_inputs(s: SimState, pad: Pad) -> Inputs:
               | (pad.shoulder > 0.3) | (jnp.abs(pad.c_x - 0.5) > 0.15) | (jnp.abs(pad.c_y - 0.5) > 0.15))
     return Inputs(sx=sx, sy=sy, b=b, b_edge=b & ~s.prev_b, jump_edge=jump & ~s.prev_jump, jump=jump,
                   down=down, down_edge=down & (s.prev_sy > F.STICK_DOWN), side=jnp.abs(sx) >= F.STICK_SIDE,
-                  up=sy >= F.STICK_UP, unmodelled=others)
+                  up=sy >= F.STICK_UP, unmodelled=others,
+                  side_edge=(jnp.abs(sx) >= F.STICK_SIDE) & (jnp.abs(s.prev_sx) < F.STICK_SIDE),
+                  up_edge=(sy >= F.STICK_UP) & (s.prev_sy < F.STICK_UP))

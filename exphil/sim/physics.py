@@ -254,5 +254,6 @@ def bookkeeping(s: SimState, prev: SimState, pad: Pad, inp: Inputs, stage: Stage
         invulnerable_left=where(respawned, F.RESPAWN_INVULNERABLE_FRAMES,
                                     jnp.maximum(prev.invulnerable_left - 1, 0)),
         prev_b=inp.b, prev_jump=inp.jump, prev_sy=inp.sy.astype(jnp.float32),
+        prev_sx=inp.sx.astype(jnp.float32),
         down_frames=where(inp.down_edge, 0, jnp.minimum(prev.down_frames + 1, 100)),
         unknown=prev.unknown + unknown.astype(jnp.int32), frame=prev.frame + 1)

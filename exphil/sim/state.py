@@ -62,8 +62,8 @@ class SimState:
     / ``released`` / ``gravity_delay`` / ``turn_left`` the reflector's counters, ``fast_fall``,
     ``jump_held`` (jump button held through jumpsquat: full hop), ``anim_rate`` (walk animation),
     ``state_frames`` frames since the action began, ``blaster_again`` (B pressed during the
-    blaster loop), ``invulnerable_left`` (after respawn), ``prev_b`` / ``prev_jump`` / ``prev_sy``
-    (last frame's B, X|Y and stick y, for press edges), ``down_frames`` (frames since the stick
+    blaster loop), ``invulnerable_left`` (after respawn), ``prev_b`` / ``prev_jump`` / ``prev_sy`` /
+    ``prev_sx`` (last frame's B, X|Y and stick, for press edges), ``down_frames`` (frames since the stick
     last crossed into down: platform drop-through), ``unknown`` frames without evidence so
     far, ``frame`` frames simulated.
     """
@@ -95,6 +95,7 @@ class SimState:
     prev_b: jax.Array
     prev_jump: jax.Array
     prev_sy: jax.Array
+    prev_sx: jax.Array
     down_frames: jax.Array
     unknown: jax.Array
     frame: jax.Array
@@ -131,6 +132,7 @@ class SimState:
             anim_rate=jnp.asarray(1.0, f32), state_frames=jnp.asarray(100, i32),
             blaster_again=jnp.asarray(False), invulnerable_left=jnp.asarray(0, i32),
             prev_b=jnp.asarray(b_held, bool), prev_jump=jnp.asarray(False), prev_sy=jnp.asarray(0.0, f32),
+            prev_sx=jnp.asarray(0.0, f32),
             down_frames=jnp.asarray(100, i32), unknown=jnp.asarray(0, i32), frame=jnp.asarray(0, i32))
 
 

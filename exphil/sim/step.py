@@ -178,6 +178,11 @@ def _interrupt(s: SimState, inp: Inputs, on_platform: jax.Array) -> tuple[SimSta
     no_rule = no_rule & ~blaster & ~air_blaster
     no_rule = no_rule | (ground_idle & away & ~walking & ~inp.down) | unsquat | stop | early_release
     no_rule = no_rule | (rv & ~rv_jump & (inp.b_edge | inp.down | inp.side))
+    # the drills walk only with the stick held fully to the side before the walk began (from Landing
+    # and the reflector's end); a stick flicked there may dash, a partial one walks slower: no source
+    no_rule = no_rule | (walk & inp.side_edge) | ((walk | walking) & (jnp.abs(inp.sx) < 1.0))
+    # tap jump and up-B (the stick pushed up): not simulated
+    no_rule = no_rule | ((ground_idle | air_idle) & inp.up_edge)
     return out, no_rule
 
 
