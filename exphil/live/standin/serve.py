@@ -3,7 +3,8 @@
 Pacing: ``lockstep`` (the game waits for each frame's controller decision, as Dolphin with
 libmelee's blocking input does; up to ``input_timeout`` seconds, then it reads the controller last
 flushed and logs the frame as late) or ``realtime`` (frames go out every 1/``fps`` seconds and each
-reads whatever was flushed by then, as a free-running Dolphin does). The game is recorded as a .slp
+reads whatever was flushed by then, as a free-running Dolphin does; a frame whose decision had not
+arrived when the next frame was built is logged as late). The game is recorded as a .slp
 (the events streamed, each frame once, in order) and a JSON log of what happened.
 """
 
@@ -112,6 +113,18 @@ class _Game:
                 log.warning("frame %d: no controller decision from port %d within %.1f s", frame, port,
                             self.cfg.input_timeout)
 
+    def check_on_time(self, frame: int, owed: dict[int, int]) -> None:
+        """Realtime: each driving port owes one decision per answered frame (``owed``: decisions due so
+        far); ``frame`` is late when a port's decisions read by now fall short, as the game then plays
+        the state flushed before."""
+        late = False
+        for port in self.driving:
+            owed[port] += 1
+            self.pipes[port].poll()
+            late |= self.pipes[port].flushes < owed[port]
+        if late:
+            self.log["late_frames"].append(frame)
+
     def send(self, frame: int, events: bytes) -> bool:
         """Send one frame with its faults; True when the client will answer it with a decision."""
         faults = self.cfg.faults.at(frame)
@@ -148,8 +161,12 @@ class _Game:
         self.server.game_event(source.head)
         for port in self.driving:  # libmelee releases and flushes every controller at Game Start
             self.decision(port, cfg.input_timeout)
-        t0 = time.perf_counter()
+        owed = {port: self.pipes[port].flushes for port in self.driving}
+        next_slot = time.perf_counter()
         for index in range(len(source)):
+            # realtime: a frame built late starts a full slot of its own; like Dolphin, the game slows
+            # down rather than bunching the next frames to catch up with a wall clock
+            slot = max(next_slot, time.perf_counter())
             frame = source.frame_ids[index]
             events = source.frame(index, self.reads())
             sent_at = time.perf_counter()
@@ -159,7 +176,10 @@ class _Game:
             self.log["last_frame"] = frame
             answered, self.newest = answered and frame > self.newest, max(self.newest, frame)
             if cfg.pace == "realtime":
-                self._idle(max(0.0, t0 + (index + 1) / cfg.fps - time.perf_counter()))
+                next_slot = slot + 1 / cfg.fps
+                self._idle(max(0.0, next_slot - time.perf_counter()))
+                if answered:
+                    self.check_on_time(frame, owed)
             elif answered:
                 self.wait_decisions(frame, sent_at)
             for pipe in self.pipes.values():  # the others' (and late) decisions: the game reads the last

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import time
 
 import melee
 import pytest
@@ -46,15 +47,27 @@ class Watching(LiveAgent):
         return sent
 
 
-def _rehearse(replay_path, tmp_path, faults: Faults | None = None):
+class Sleepy(Watching):
+    """A Watching agent that sleeps 50 ms (three frames at 60 a second) before answering each of ``naps``."""
+
+    naps: frozenset[int] = frozenset(range(-100, 46, 20))
+
+    def act(self, gamestate):
+        if int(gamestate.frame) in self.naps:
+            time.sleep(0.05)
+        return super().act(gamestate)
+
+
+def _rehearse(replay_path, tmp_path, faults: Faults | None = None, *, pace: str = "lockstep",
+              agent_class: type[Watching] = Watching):
     """One game of the replay through the stand-in: (how it went, the stand-in's log, the agent)."""
     cfg = StandInConfig(home=str(tmp_path / "home"), source="replay", replay=str(replay_path(REPLAY)),
                         ports=(1, 2), input_timeout=5.0, record=str(tmp_path / "played.slp"),
-                        faults=faults or Faults())
+                        faults=faults or Faults(), pace=pace)
     standin = StandIn(cfg)
     console = standin_console(standin.home, standin.port)
     pads = [melee.Controller(console, port) for port in (1, 2)]
-    agent = Watching(_policy(), 1, delay=2, temperature=0.0, controller=pads[0], where="stand-in")
+    agent = agent_class(_policy(), 1, delay=2, temperature=0.0, controller=pads[0], where="stand-in")
     agent.warm_up()  # before connecting, as play_dolphin does
     try:
         assert console.connect()
@@ -87,6 +100,15 @@ def test_the_stream_is_the_recording_as_libmelee_reads_it(replay_path, tmp_path,
     assert log["rejected_commands"] == {1: [], 2: []}
     assert log["decisions"][1] == len(recorded) + 1  # one per frame, and the release at Game Start
     assert parse_replay(tmp_path / "played.slp").table.equals(parse_replay(replay_path(REPLAY)).table)
+
+
+def test_realtime_pace_logs_the_frames_whose_decision_came_too_late(replay_path, tmp_path, recorded):
+    # frames go out at 60 a second whatever the agent does: a 50 ms nap misses that frame's slot
+    played, log, agent, _ = _rehearse(replay_path, tmp_path, pace="realtime", agent_class=Sleepy)
+    frames = [frame for frame, *_ in recorded]
+    assert played.ended == "game over" and agent.handed == frames
+    assert Sleepy.naps <= set(frames) and Sleepy.naps <= set(log["late_frames"])
+    assert set(log["late_frames"]) <= set(frames)
 
 
 FAULTS = {
