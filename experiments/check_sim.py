@@ -25,8 +25,7 @@ import dataclasses
 from experiments.launcher import launch
 from exphil.analysis.replays import replay_paths
 from exphil.closed_loop.reach import fox_ports, fox_reach
-from exphil.closed_loop.validate import UnusableReplay, compare_replay, drill_player
-from exphil.data.parse import BadReplay, SkippedReplay, parse_replay
+from exphil.closed_loop.validate import UnusableReplay, compare_replay, drill_player, read_table
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,12 +36,8 @@ class CheckConfig:
     tolerance: float = 1e-3
 
 
-def _reach_rows(path, tolerance: float) -> list[dict]:
-    """The one-step check of every Fox in ``path`` that is not the drill's player."""
-    try:
-        table = parse_replay(path).table
-    except (BadReplay, SkippedReplay):
-        return []  # already reported by the drill check
+def _reach_rows(path, table, tolerance: float) -> list[dict]:
+    """The one-step check of every Fox in replay ``path`` (its parsed ``table``) but the drill's player."""
     try:
         drilling = [drill_player(table, str(path))]
     except UnusableReplay:
@@ -64,9 +59,10 @@ def main(cfg: CheckConfig) -> dict:
     rows, reach = [], []
     print(f"{'file':48s} {'frames':>7s} {'agreement':>9s} {'resyncs':>7s} {'external':>8s} {'unknown':>7s}")
     for path in replay_paths(cfg.replays):
-        reach += _reach_rows(path, cfg.tolerance)
         try:
-            row = compare_replay(path, tolerance=cfg.tolerance).to_json()
+            table = read_table(path)
+            reach += _reach_rows(path, table, cfg.tolerance)
+            row = compare_replay(path, tolerance=cfg.tolerance, table=table).to_json()
         except UnusableReplay as err:
             rows.append({"path": str(path), "error": str(err)})
             print(f"{path.name:48s} -- {err}")

@@ -25,12 +25,12 @@ from exphil.closed_loop.validate import (
     _replay_scan,
     bucket_pad,
     external_frames,
+    read_table,
+    replay_stage,
 )
-from exphil.data.parse import BadReplay, SkippedReplay, parse_replay
 from exphil.data.spec import PLAYER_PREFIXES
 from exphil.sim import fox as F
 from exphil.sim.frames import FOX, pad_from_table, seed_state
-from exphil.sim.stage import stage_by_id
 
 __all__ = ["Reach", "fox_ports", "fox_reach"]
 
@@ -103,18 +103,11 @@ def fox_reach(path: str | Path, port: int, *, tolerance: float = 1e-3,
     replay cannot be read, has no Fox there, is on a stage the simulator does not model, or does not
     record ``on_ground`` (Slippi < 2.0)."""
     path = str(path)
-    if table is None:
-        try:
-            table = parse_replay(path).table
-        except (BadReplay, SkippedReplay) as err:
-            raise UnusableReplay(str(err)) from err
+    table = read_table(path) if table is None else table
     prefix = PLAYER_PREFIXES[port]
     if port not in fox_ports(table):
         raise UnusableReplay(f"{path}: player {port} is not Fox")
-    try:
-        stage = stage_by_id(int(table["stage"][0].as_py()))
-    except ValueError as err:
-        raise UnusableReplay(f"{path}: {err}") from err
+    stage = replay_stage(table, path)
     if table[prefix + "on_ground"].null_count == table.num_rows:
         raise UnusableReplay(f"{path}: on_ground is not recorded (Slippi before 2.0)")
     n = table.num_rows - 1

@@ -31,7 +31,7 @@ from exphil.sim.state import OBSERVED, SimState
 from exphil.sim.step import step
 
 __all__ = ["DRILL_SHARE", "Agreement", "UnusableReplay", "bucket_pad", "compare_replay", "drill_player",
-           "external_frames", "replay_segment", "unknown_frames"]
+           "external_frames", "read_table", "replay_segment", "replay_stage", "unknown_frames"]
 
 _COLUMN = {"action": "action", "age": "action_frame", "x": "x", "y": "y", "vx": "vel_self_x_air",
            "vy": "vel_self_y", "vx_ground": "vel_self_x_ground", "kb_x": "vel_knockback_x",
@@ -185,23 +185,31 @@ def bucket_pad(a: Any) -> jax.Array:
     return jnp.asarray(np.concatenate([a, np.repeat(a[-1:], size - len(a), axis=0)]))
 
 
+def read_table(path: str | Path) -> pa.Table:
+    """The parsed replay's table; a file the parser refuses raises :class:`UnusableReplay` naming it."""
+    try:
+        return parse_replay(str(path)).table
+    except (BadReplay, SkippedReplay) as err:
+        raise UnusableReplay(str(err)) from err
+
+
+def replay_stage(table: pa.Table, path: str) -> Stage:
+    """The simulator's model of the replay's stage; one it does not model raises :class:`UnusableReplay`."""
+    try:
+        return stage_by_id(int(table["stage"][0].as_py()))
+    except ValueError as err:
+        raise UnusableReplay(f"{path}: {err}") from err
+
+
 def compare_replay(path: str | Path, *, tolerance: float = 1e-3, table: pa.Table | None = None) -> Agreement:
     """Drive the simulator with a replay's inputs and compare it frame by frame (see module doc).
 
-    Raises :class:`UnusableReplay` (no Fox, no drill, stage not modelled) or BadReplay /
-    SkippedReplay from the parser, each naming the file."""
+    Raises :class:`UnusableReplay` (unreadable, no Fox, no drill, stage not modelled), naming the file."""
     path = str(path)
-    if table is None:
-        try:
-            table = parse_replay(path).table
-        except (BadReplay, SkippedReplay) as err:
-            raise UnusableReplay(str(err)) from err
+    table = read_table(path) if table is None else table
     pov = drill_player(table, path)
     prefix = PLAYER_PREFIXES[pov]
-    try:
-        stage = stage_by_id(int(table["stage"][0].as_py()))
-    except ValueError as err:
-        raise UnusableReplay(f"{path}: {err}") from err
+    stage = replay_stage(table, path)
     action = _column(table, prefix + "action")
     first = int(np.argmax((action >= F.SHINE_START) & (action <= F.AIR_SHINE_TURN)))
     external = external_frames(table, prefix)
