@@ -41,11 +41,10 @@ from tqdm import tqdm
 
 from experiments.launcher import launch
 from exphil.data.paths import default_replay_dir
-from exphil.live.pauses import Pauses, frozen_collector
+from exphil.live.pauses import FRAME_MS, Pauses, frozen_collector
 from runkit.timing import Stopwatch
 
 REPLAY = str(default_replay_dir() / "exphil_gnw_neutral_dense.slp")
-FRAME_MS = 1000 / 60
 GC_MODES = ("on", "freeze", "off")
 COMPARED = tuple((threads, mode) for threads in (0, 1) for mode in ("on", "freeze"))
 """The settings ``--compare`` measures side by side: (xla_threads, gc)."""

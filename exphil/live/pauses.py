@@ -16,7 +16,10 @@ from collections.abc import Iterator
 
 import jax
 
-__all__ = ["Pauses", "frozen_collector"]
+__all__ = ["FRAME_MS", "Pauses", "frozen_collector"]
+
+FRAME_MS = 1000 / 60
+"""One frame of the game at 60 a second: the budget a live frame is measured against."""
 
 _COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
 """The event jax.monitoring records once per XLA backend compilation (``jax._src.dispatch``)."""

@@ -24,12 +24,11 @@ import numpy as np
 from melee.slippstream import EnetDisconnected
 
 from exphil.live.agent import LiveAgent
-from exphil.live.pauses import Pauses, frozen_collector
+from exphil.live.pauses import FRAME_MS, Pauses, frozen_collector
 
 __all__ = ["IN_GAME", "Played", "Seat", "play_game"]
 
 IN_GAME = (melee.Menu.IN_GAME, melee.Menu.SUDDEN_DEATH)
-FRAME_MS = 1000 / 60
 PARTS = ("client", "agents", "flush")
 MAX_BAD_MESSAGES = 60
 """Unreadable messages tolerated in one game before the stream is judged broken."""
