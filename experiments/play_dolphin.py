@@ -24,7 +24,8 @@ stand-in console in its own process, streaming the shine drill's simulator (the 
 fixture's Fox port, the drill started as ``eval_closed_loop`` starts it, ``--seconds`` after the
 start; its ``drill`` figures are the frames after the start) or a recorded game (open loop).
 ``--pace=realtime`` sends frames at 60 per second, ``lockstep`` waits for each frame's decision;
-``--faults.*`` injects stream faults (``exphil.live.standin.faults``). The JSON's ``frame_time``: each
+``--faults.*`` injects stream faults (``exphil.live.standin.faults``); the agent keeps one core and
+the stand-in the others (``--nosplit_cores`` lets the OS place both). The JSON's ``frame_time``: each
 frame's milliseconds from its last message to the agents' controllers flushed (median, p99, max, the
 client / agents / flush split) and the game's compilations and garbage collections; what exists
 before the game is kept out of the collector unless ``--nofreeze_gc``.
@@ -33,6 +34,7 @@ before the game is kept out of the collector unless ``--nofreeze_gc``.
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -73,6 +75,7 @@ class PlayConfig:
     pace: str = "lockstep"  # --standin: lockstep | realtime
     evaluate: bool = True  # the eval_exphil metrics of the recording (a run's agent only)
     freeze_gc: bool = True  # keep what exists before the game out of the garbage collector (play_game)
+    split_cores: bool = True  # --standin: the agent on one core, the stand-in on the others (2+ cores)
     faults: Faults = dataclasses.field(default_factory=Faults)
 
 
@@ -147,11 +150,16 @@ def _fixture(cfg: PlayConfig) -> str:
 
 
 def _standin(cfg: PlayConfig, record: Path, ports: tuple[int, int]) -> tuple[Any, Any]:
-    """(stand-in process, its console)."""
+    """(stand-in process, its console); with ``split_cores`` this process (and libmelee's stream
+    worker, started later from it) keeps one core and the stand-in the others, until ``play`` ends."""
+    from exphil.live.cores import pin_process, split_cores
     from exphil.live.standin import StandIn, StandInConfig, standin_console
 
+    split = split_cores() if cfg.split_cores else None
+    if split is not None:
+        pin_process(split[0])
     name = f"standin_{cfg.standin}_{cfg.agent}_seed{cfg.seed}_{time.strftime('%Y%m%dT%H%M%S')}"
-    standin = StandIn(StandInConfig(
+    standin = StandIn(cores=None if split is None else split[1], cfg=StandInConfig(
         home=str(record / "standin_home"), source=cfg.standin, replay=cfg.replay, fixture=_fixture(cfg),
         start=cfg.start, frames=round(cfg.seconds * 60), ports=ports, pace=cfg.pace,
         record=str(record / f"{name}.slp"), log_path=str(record / f"{name}.json"), faults=cfg.faults))
@@ -163,6 +171,7 @@ def play(cfg: PlayConfig) -> dict:
     from experiments.eval_exphil import EvalConfig, evaluate_run
     from exphil.analysis.replays import analyze_replay
     from exphil.live.console import RawConsole
+    from exphil.live.cores import pin_process
     from exphil.live.play import Seat, play_game
     from exphil.live.standin import close_console
     from exphil.live.standin.rehearse import drill_figures
@@ -176,7 +185,7 @@ def play(cfg: PlayConfig) -> dict:
         agents[1] = _agent(dataclasses.replace(cfg, agent="teacher"), other)
     elif cfg.opponent != "cpu" and cfg.standin != "drill":  # the drill's opponent stands idle
         agents[1] = _agent(dataclasses.replace(cfg, run_dir=cfg.opponent, seed=cfg.seed + 1, delay=-1), other)
-    standin = None
+    standin, cores = None, os.sched_getaffinity(0)
     if cfg.standin:
         standin, console = _standin(cfg, record, (port, other))
     else:
@@ -203,10 +212,12 @@ def play(cfg: PlayConfig) -> dict:
             console.stop()
         else:
             close_console(console)
+            pin_process(cores)  # the evaluation below may use every core again
     result: dict[str, Any] = {"run_dir": cfg.run_dir, "agent": cfg.agent, "port": port, "seed": cfg.seed,
                               "delay": getattr(seats[0].agent, "delay", None),
                               "frames": played.frames, "ended": played.ended,
                               "bad_messages": played.bad_messages, "frame_time": played.timing(),
+                              "split_cores": standin is not None and cfg.split_cores and len(cores) > 1,
                               "recording": None}
     if standin is not None:
         result["standin"] = standin.result()

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from exphil.live.console import RawConsole
+from exphil.live.cores import pin_process
 from exphil.live.standin.serve import StandInConfig, serve
 
 __all__ = ["StandIn", "close_console", "prepare_home", "standin_console"]
@@ -56,8 +57,10 @@ def close_console(console: RawConsole) -> None:
     stream.running = False
 
 
-def _run(cfg: StandInConfig, messages: Any) -> None:
+def _run(cfg: StandInConfig, messages: Any, cores: set[int] | None) -> None:
     logging.basicConfig(level=logging.WARNING, format="stand-in: %(message)s")
+    if cores:
+        pin_process(cores)
     try:
         result = serve(cfg, on_ready=lambda port: messages.put(("ready", port)))
     except Exception as err:  # reported to the parent, which raises it there
@@ -67,13 +70,14 @@ def _run(cfg: StandInConfig, messages: Any) -> None:
 
 
 class StandIn:
-    """The stand-in serving one game in a child process: ``port`` once ready, ``result()`` at the end."""
+    """The stand-in serving one game in a child process (on ``cores`` if given, else where the OS
+    likes): ``port`` once ready, ``result()`` at the end."""
 
-    def __init__(self, cfg: StandInConfig, *, ready_timeout: float = 120.0):
+    def __init__(self, cfg: StandInConfig, *, ready_timeout: float = 120.0, cores: set[int] | None = None):
         prepare_home(cfg.home)
         ctx = mp.get_context("spawn")
         self._messages = ctx.Queue()
-        self.process = ctx.Process(target=_run, args=(cfg, self._messages), daemon=True)
+        self.process = ctx.Process(target=_run, args=(cfg, self._messages, cores), daemon=True)
         self.process.start()
         kind, value = self._next(ready_timeout)
         if kind != "ready":

@@ -5,7 +5,11 @@ libmelee's blocking input does; up to ``input_timeout`` seconds, then it reads t
 flushed and logs the frame as late) or ``realtime`` (frames go out every 1/``fps`` seconds and each
 reads whatever was flushed by then, as a free-running Dolphin does; a frame whose decision had not
 arrived when the next frame was built is logged as late). The game is recorded as a .slp
-(the events streamed, each frame once, in order) and a JSON log of what happened.
+(the events streamed, each frame once, in order) and a JSON log of what happened, with the time
+the console took to build each frame: a frame built slower than its slot leaves the agent less
+than a frame to answer, the console's lateness and not the agent's. Python's collector is off
+while the game is served (Dolphin has none): a full collection walking the drill's states stalled
+the same frames in every realtime rehearsal.
 """
 
 from __future__ import annotations
@@ -13,11 +17,14 @@ from __future__ import annotations
 import base64
 import dataclasses
 import datetime
+import gc
 import json
 import logging
 import time
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from exphil.live.standin.faults import Faults
 from exphil.live.standin.pipe import ControllerPipe
@@ -85,7 +92,8 @@ class _Game:
         self.pipes = {p: ControllerPipe(pipe_path(cfg.home, p)) for p in cfg.ports}
         self.recorded: list[bytes] = [source.head]
         self.log: dict[str, Any] = {"frames_sent": 0, "late_frames": [], "faults": [], "decisions": {},
-                                    "round_trip_ms": [], "ended": "game end"}
+                                    "round_trip_ms": [], "slow_builds": [], "ended": "game end"}
+        self.build_ms: list[float] = []
         self.driving = (source.ports or cfg.ports)[:1]
         self.newest = -10**6  # the newest frame id sent (an older or equal id is a duplicate)
 
@@ -168,8 +176,12 @@ class _Game:
             # down rather than bunching the next frames to catch up with a wall clock
             slot = max(next_slot, time.perf_counter())
             frame = source.frame_ids[index]
+            built_from = time.perf_counter()
             events = source.frame(index, self.reads())
             sent_at = time.perf_counter()
+            self.build_ms.append((sent_at - built_from) * 1e3)
+            if sent_at - built_from > 0.5 / cfg.fps:
+                self.log["slow_builds"].append([frame, round(self.build_ms[-1], 3)])
             answered = self.send(frame, events)
             self.recorded.append(events)
             self.log["frames_sent"] += 1
@@ -188,6 +200,14 @@ class _Game:
         self.server.game_event(source.end)
         self.server.raw(json.dumps({"type": "menu_event", "payload": _b64(_menu_event(
             _POSTGAME_SCENE, source.frame_ids[-1] + 1))}).encode())
+
+    def build_summary(self) -> dict[str, float]:
+        """The console's per-frame build time (ms): median, p99 and max over the frames sent."""
+        if not self.build_ms:
+            return {}
+        ms = np.asarray(self.build_ms)
+        return {"median_ms": float(np.median(ms)), "p99_ms": float(np.percentile(ms, 99)),
+                "max_ms": float(ms.max())}
 
     def linger(self, timeout: float) -> None:
         """After the game: keep reading the pipes (a writer must never block) until the client leaves
@@ -218,13 +238,19 @@ def serve(cfg: StandInConfig, *, on_ready: Any = None) -> dict[str, Any]:
     started = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     try:
         server.accept(cfg.connect_timeout)
-        game.play()
+        gc.collect()
+        gc.disable()
+        try:
+            game.play()
+        finally:
+            gc.enable()
         game.linger(cfg.linger)
         server.close()
     except ClientGone as err:
         game.log["ended"] = str(err)
         log.warning("stand-in: %s", err)
     game.log.update(source.summary())
+    game.log["build_time"] = game.build_summary()
     game.log["rejected_commands"] = {p: pipe.rejected for p, pipe in game.pipes.items()}
     game.log["empty_flushes"] = {p: pipe.empty_flushes for p, pipe in game.pipes.items()}
     game.log["decisions"] = {p: pipe.flushes for p, pipe in game.pipes.items()}

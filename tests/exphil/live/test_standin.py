@@ -109,6 +109,9 @@ def test_realtime_pace_logs_the_frames_whose_decision_came_too_late(replay_path,
     assert played.ended == "game over" and agent.handed == frames
     assert Sleepy.naps <= set(frames) and Sleepy.naps <= set(log["late_frames"])
     assert set(log["late_frames"]) <= set(frames)
+    # the console's own time to build each frame is logged apart from the agent's
+    assert log["build_time"]["max_ms"] >= log["build_time"]["median_ms"] > 0
+    assert {frame for frame, _ in log["slow_builds"]} <= set(frames)
 
 
 FAULTS = {
