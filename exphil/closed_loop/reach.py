@@ -20,13 +20,13 @@ import pyarrow as pa
 
 from exphil.closed_loop.validate import (
     UnusableReplay,
-    _column,
-    _recorded,
-    _replay_scan,
     bucket_pad,
     external_frames,
     read_table,
+    recorded_fields,
+    replay_scan,
     replay_stage,
+    table_column,
 )
 from exphil.data.spec import PLAYER_PREFIXES
 from exphil.sim import fox as F
@@ -66,12 +66,13 @@ def _with_knockback(table, prefix: str, external: np.ndarray) -> np.ndarray:
     KNOCKBACK_DECAY in the air. Nor does such a replay record hitlag: a row repeating the one
     before (action, action frame and position) is a frozen one, and the row after it the re-seed;
     nor the sign of a zero vertical step (see below)."""
-    if not np.isnan(_column(table, prefix + "vel_self_x_air").astype(np.float64)).all():
+    if not np.isnan(table_column(table, prefix + "vel_self_x_air").astype(np.float64)).all():
         return external
-    fields = [_column(table, prefix + n).astype(np.float64) for n in ("action", "action_frame", "x", "y")]
+    fields = [table_column(table, prefix + n).astype(np.float64)
+              for n in ("action", "action_frame", "x", "y")]
     frozen = np.concatenate([[False], np.logical_and.reduce([np.diff(f) == 0 for f in fields])])
     frozen &= fields[0] != F.DEAD_DOWN  # dead: the one state that stands still by itself
-    grounded = _column(table, prefix + "on_ground", 1).astype(bool)
+    grounded = table_column(table, prefix + "on_ground", 1).astype(bool)
     # an airborne row that did not move vertically: the speed's sign is lost (a full hop's top is
     # -2e-7, which allows a fast fall on the next frame), so the step out of it is not checkable
     dy = np.diff(fields[3], prepend=fields[3][:1])
@@ -94,7 +95,7 @@ def _with_knockback(table, prefix: str, external: np.ndarray) -> np.ndarray:
 def fox_ports(table: pa.Table) -> list[int]:
     """The ports (0, 1) played by Fox in this table."""
     return [p for p, prefix in enumerate(PLAYER_PREFIXES)
-            if (_column(table, prefix + "character") == FOX).all()]
+            if (table_column(table, prefix + "character") == FOX).all()]
 
 
 def fox_reach(path: str | Path, port: int, *, tolerance: float = 1e-3,
@@ -112,13 +113,13 @@ def fox_reach(path: str | Path, port: int, *, tolerance: float = 1e-3,
         raise UnusableReplay(f"{path}: on_ground is not recorded (Slippi before 2.0)")
     n = table.num_rows - 1
     external = _with_knockback(table, prefix, external_frames(table, prefix))
-    _, out = _replay_scan(seed_state(table, 0, prefix),  # padded as compare_replay's: shared compilations
-                          jax.tree.map(lambda a: bucket_pad(a[1:]), _recorded(table, prefix)),
+    _, out = replay_scan(seed_state(table, 0, prefix),  # padded as compare_replay's: shared compilations
+                          jax.tree.map(lambda a: bucket_pad(a[1:]), recorded_fields(table, prefix)),
                           jax.tree.map(lambda a: bucket_pad(a[1:]), pad_from_table(table, prefix)),
                           bucket_pad(np.ones(n, bool)), bucket_pad(external[1:]), stage=stage,
                           tolerance=tolerance)
     out = {k: np.asarray(out[k])[:n] for k in ("match", "unknown", "action")}
-    action = _column(table, prefix + "action")
+    action = table_column(table, prefix + "action")
     in_states = np.isin(action, F.MODELLED_ACTIONS)
     modelled = in_states[:-1] & in_states[1:] & ~external[1:] & (out["unknown"] == 0)
     match = out["match"] & modelled

@@ -31,7 +31,8 @@ from exphil.sim.state import OBSERVED, SimState
 from exphil.sim.step import step
 
 __all__ = ["DRILL_SHARE", "Agreement", "UnusableReplay", "bucket_pad", "compare_replay", "drill_player",
-           "external_frames", "read_table", "replay_segment", "replay_stage", "unknown_frames"]
+           "external_frames", "read_table", "recorded_fields", "replay_scan", "replay_segment",
+           "replay_stage", "table_column", "unknown_frames"]
 
 _COLUMN = {"action": "action", "age": "action_frame", "x": "x", "y": "y", "vx": "vel_self_x_air",
            "vy": "vel_self_y", "vx_ground": "vel_self_x_ground", "kb_x": "vel_knockback_x",
@@ -73,7 +74,8 @@ class Agreement:
                 "worst_states": self.worst_states}
 
 
-def _column(table: pa.Table, name: str, default: float = 0.0) -> np.ndarray:
+def table_column(table: pa.Table, name: str, default: float = 0.0) -> np.ndarray:
+    """Column ``name`` as a NumPy array, nulls read as ``default``."""
     arr = table[name].to_numpy(zero_copy_only=False)
     if arr.dtype == object:
         arr = np.array([default if v is None else v for v in arr])
@@ -84,12 +86,12 @@ def drill_player(table: pa.Table, path: str) -> int:
     """The player (0 or 1) doing the drill: a Fox in a reflector state on at least DRILL_SHARE of
     the frames from its first one (a Fox who shines now and then in a match is not drilling)."""
     foxes = [p for p, prefix in enumerate(PLAYER_PREFIXES)
-             if (_column(table, prefix + "character") == FOX).any()]
+             if (table_column(table, prefix + "character") == FOX).any()]
     if not foxes:
         raise UnusableReplay(f"{path}: no Fox in this replay")
     shares = []
     for p in foxes:
-        action = _column(table, PLAYER_PREFIXES[p] + "action")
+        action = table_column(table, PLAYER_PREFIXES[p] + "action")
         shine = (action >= F.SHINE_START) & (action <= F.AIR_SHINE_TURN)
         share = shine[np.argmax(shine):].mean() if shine.any() else 0.0
         if share >= DRILL_SHARE:
@@ -103,12 +105,12 @@ def external_frames(table: pa.Table, prefix: str) -> np.ndarray:
     """Bool per row: the opponent acts on this player (hitlag, damage, knock-down, percent change,
     bodies close enough to push each other), up to and including the first frame back in a
     simulated state."""
-    action = _column(table, prefix + "action")
+    action = table_column(table, prefix + "action")
     other = PLAYER_PREFIXES[1 - PLAYER_PREFIXES.index(prefix)]
-    close = ((np.abs(_column(table, prefix + "x") - _column(table, other + "x")) < _PUSH_RANGE)
-             & (np.abs(_column(table, prefix + "y") - _column(table, other + "y")) < _PUSH_RANGE))
-    hitlag = np.nan_to_num(_column(table, prefix + "hitlag").astype(np.float32))
-    percent = _column(table, prefix + "percent").astype(np.float32)
+    close = ((np.abs(table_column(table, prefix + "x") - table_column(table, other + "x")) < _PUSH_RANGE)
+             & (np.abs(table_column(table, prefix + "y") - table_column(table, other + "y")) < _PUSH_RANGE))
+    hitlag = np.nan_to_num(table_column(table, prefix + "hitlag").astype(np.float32))
+    percent = table_column(table, prefix + "percent").astype(np.float32)
     hit = (hitlag > 0) | np.concatenate([[False], np.diff(percent) != 0]) | close
     for lo, hi in _DAMAGE:
         hit |= (action >= lo) & (action <= hi)
@@ -129,19 +131,19 @@ def _derived_velocities(table: pa.Table, prefix: str) -> dict[str, np.ndarray]:
     """Self speeds from position steps, for replays older than Slippi 3.5 that do not record them
     (x and y move by exactly the self speed when no knockback is left): vx and vy in the air,
     vx_ground on the ground; knockback 0."""
-    x, y = (_column(table, prefix + n).astype(np.float64) for n in ("x", "y"))
-    grounded = _column(table, prefix + "on_ground", 1).astype(bool)
+    x, y = (table_column(table, prefix + n).astype(np.float64) for n in ("x", "y"))
+    grounded = table_column(table, prefix + "on_ground", 1).astype(bool)
     dx, dy = np.diff(x, prepend=x[:1]), np.diff(y, prepend=y[:1])
     return {"vx": np.where(grounded, 0.0, dx), "vy": np.where(grounded, 0.0, dy),
             "vx_ground": np.where(grounded, dx, 0.0), "kb_x": np.zeros_like(x), "kb_y": np.zeros_like(x)}
 
 
-def _recorded(table: pa.Table, prefix: str) -> dict[str, jnp.ndarray]:
+def recorded_fields(table: pa.Table, prefix: str) -> dict[str, jnp.ndarray]:
     """The observed fields of player ``prefix`` on every row (speeds derived where not recorded)."""
     out = {}
     derived = None
     for field in OBSERVED:
-        arr = _column(table, prefix + _COLUMN[field]).astype(np.float64)
+        arr = table_column(table, prefix + _COLUMN[field]).astype(np.float64)
         if field in ("vx", "vy", "vx_ground", "kb_x", "kb_y") and np.isnan(arr).all():
             derived = _derived_velocities(table, prefix) if derived is None else derived
             arr = derived[field]
@@ -151,9 +153,8 @@ def _recorded(table: pa.Table, prefix: str) -> dict[str, jnp.ndarray]:
 
 
 @functools.partial(jax.jit, static_argnames=("stage", "tolerance"))
-def _replay_scan(seed: SimState, recorded: dict, pads: Any, reseed_always: jax.Array, external: jax.Array, *,
-                 stage: Stage,
-                 tolerance: float) -> tuple[SimState, dict]:
+def replay_scan(seed: SimState, recorded: dict, pads: Any, reseed_always: jax.Array, external: jax.Array, *,
+                stage: Stage, tolerance: float) -> tuple[SimState, dict]:
     def body(state, xs):
         obs, pad, always, external = xs
         pred = step(state, pad, stage)
@@ -210,15 +211,15 @@ def compare_replay(path: str | Path, *, tolerance: float = 1e-3, table: pa.Table
     pov = drill_player(table, path)
     prefix = PLAYER_PREFIXES[pov]
     stage = replay_stage(table, path)
-    action = _column(table, prefix + "action")
+    action = table_column(table, prefix + "action")
     first = int(np.argmax((action >= F.SHINE_START) & (action <= F.AIR_SHINE_TURN)))
     external = external_frames(table, prefix)
     rows = np.arange(1, table.num_rows)
     compared = (rows >= first) & ~external[1:]
     n = len(rows)
-    recorded = jax.tree.map(lambda a: bucket_pad(a[1:]), _recorded(table, prefix))
+    recorded = jax.tree.map(lambda a: bucket_pad(a[1:]), recorded_fields(table, prefix))
     pads = jax.tree.map(lambda a: bucket_pad(a[1:]), pad_from_table(table, prefix))
-    _, out = _replay_scan(seed_state(table, 0, prefix), recorded, pads, bucket_pad(~compared),
+    _, out = replay_scan(seed_state(table, 0, prefix), recorded, pads, bucket_pad(~compared),
                           bucket_pad(external[1:]), stage=stage, tolerance=tolerance)
     out = jax.tree.map(lambda a: np.asarray(a)[:n], out)
     match = np.asarray(out["match"]) & compared
@@ -237,10 +238,10 @@ def unknown_frames(table: pa.Table, prefix: str, stage: Stage) -> dict[str, Any]
     taken from the recorded frame before it, and how many predicted rows left the recording."""
     if table.num_rows < 2:
         return {"rows": [], "mismatched": 0}
-    recorded = jax.tree.map(lambda a: a[1:], _recorded(table, prefix))
+    recorded = jax.tree.map(lambda a: a[1:], recorded_fields(table, prefix))
     pads = jax.tree.map(lambda a: jnp.asarray(a[1:]), pad_from_table(table, prefix))
     every = jnp.ones(table.num_rows - 1, bool)
-    _, out = _replay_scan(seed_state(table, 0, prefix), recorded, pads, every, ~every, stage=stage,
+    _, out = replay_scan(seed_state(table, 0, prefix), recorded, pads, every, ~every, stage=stage,
                           tolerance=1e-3)
     return {"rows": [int(r) + 1 for r in np.flatnonzero(np.asarray(out["unknown"]) > 0)],
             "mismatched": int((~np.asarray(out["match"])).sum())}
@@ -254,12 +255,12 @@ def replay_segment(table: pa.Table, prefix: str, start: int, stop: int,
     n = stop - start - 1
     if not 0 < n <= _SEGMENT or stop > table.num_rows:
         raise ValueError(f"segment rows {start}..{stop} must lie in the table and hold 1..{_SEGMENT} steps")
-    everything = _recorded(table, prefix)  # speeds derived where the replay does not record them
+    everything = recorded_fields(table, prefix)  # speeds derived where the replay does not record them
     rows = np.minimum(np.arange(start + 1, start + 1 + _SEGMENT), stop - 1)  # padded: one compilation
     recorded = jax.tree.map(lambda a: a[rows], everything)
     pads = jax.tree.map(lambda a: jnp.asarray(np.asarray(a)[rows]), pad_from_table(table, prefix))
     never = jnp.zeros(_SEGMENT, bool)
     seed = seed_state(table, start, prefix).replace(**{f: everything[f][start] for f in OBSERVED})
-    _, out = _replay_scan(seed, recorded, pads, never, never, stage=stage, tolerance=1e-3)
+    _, out = replay_scan(seed, recorded, pads, never, never, stage=stage, tolerance=1e-3)
     return {"match": np.asarray(out["match"])[:n], "unknown": np.asarray(out["unknown"])[:n],
             "action": np.asarray(out["action"])[:n], "age": np.asarray(out["state"].age)[:n]}

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from exphil.closed_loop.starts import PERTURBED_STARTS
-from exphil.closed_loop.validate import _column, replay_segment, unknown_frames
+from exphil.closed_loop.validate import replay_segment, table_column, unknown_frames
 from exphil.data.parse import parse_replay
 from exphil.data.spec import BUTTONS
 from exphil.sim import Pad, SimState
@@ -60,7 +60,7 @@ def _table(path: str) -> pa.Table:
 def test_rule_reproduces_recorded_frames(replay_path, rule, name, port, start, stop, transition):
     table = _table(str(replay_path(name)))
     prefix = ("p0_", "p1_")[port]
-    action = _column(table, prefix + "action")[start:stop]
+    action = table_column(table, prefix + "action")[start:stop]
     assert transition in set(zip(action[:-1].tolist(), action[1:].tolist(), strict=True)), rule
     out = replay_segment(table, prefix, start, stop, stage_by_id(int(table["stage"][0].as_py())))
     assert out["match"].all(), f"{rule}: rows {start + 1 + np.flatnonzero(~out['match'])} diverge"
@@ -91,8 +91,8 @@ def test_unmodelled_states_in_a_match_are_flagged(replay_path):
     match) is counted unknown, and so is every step out of a modelled state past its evidence."""
     table = _table(str(replay_path(MATCH))).slice(0, 65)  # 64 steps: replay_segment's compilation
     flagged = set(unknown_frames(table, "p1_", stage_by_id(8))["rows"])
-    action = _column(table, "p1_action")
-    age = _column(table, "p1_action_frame")
+    action = table_column(table, "p1_action")
+    age = table_column(table, "p1_action_frame")
     limit = np.array([F.EVIDENCE_MAX_AGE.get(int(a), -np.inf) for a in action])
     beyond = ~np.isin(action, F.MODELLED_ACTIONS) | (age > limit + 1e-3)
     stuck = np.flatnonzero(beyond[:-1] & beyond[1:]) + 1  # no rule leads out of such a state
