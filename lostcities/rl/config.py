@@ -42,7 +42,7 @@ class PPOConfig:
     # of the run.
     start_kl_coef: float = 0.0
     start_kl_fade: float = 0.3
-    value_warmup: int = 0  # first updates train the value head only (a critic for the cloned policy)
+    value_warmup: int = 0  # first updates train the value head alone (trunk and policy frozen)
 
 
 @dataclasses.dataclass(frozen=True)

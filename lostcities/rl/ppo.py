@@ -87,6 +87,9 @@ def ppo_update(spec: PPOSpec, params: Params, opt_state: Any, magnet: Params, st
         p, s, ok = carry
         mb = {k: rows[k][idx] for k in ROWS}
         (loss, parts), g = grad(p, mb)
+        # the value warm-up (pg = 0) trains the value head alone: its loss must not reshape the shared
+        # trunk (nor the entropy bonus the policy) before the critic can judge the policy
+        g = {k: v if k == "value" else jax.tree.map(lambda x: x * coefs["pg"], v) for k, v in g.items()}
         finite = jnp.array([jnp.all(jnp.isfinite(x)) for x in jax.tree.leaves(g)])
         ok = ok & jnp.isfinite(loss) & jnp.all(finite)
         updates, s = opt.update(g, s, p)

@@ -60,6 +60,23 @@ def test_non_finite_updates_are_dropped_counted_then_stop_the_run(monkeypatch):
         train(cfg)
 
 
+def test_value_warmup_moves_the_value_head_alone():
+    # warm-up updates leave the trunk and policy head bit-equal (the policy plays on unchanged) while
+    # the critic learns; the first update after it moves everything
+    cfg = _kuhn(updates=40, games=128, **{"ppo.value_warmup": 2})
+    learner = make_learner(cfg, make_game("kuhn"))
+    state = learner.init_state(learner.net.init(jax.random.key(0)), jax.random.key(1))
+    states = [state]
+    for _ in range(3):
+        states.append(learner.step(states[-1])[0])
+    policy = [learner.net.policy_params(s.params) for s in states]
+    for later in policy[1:3]:
+        for a, b in zip(jax.tree.leaves(later), jax.tree.leaves(policy[0]), strict=True):
+            np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(states[2].params["value"]["kernel"], states[0].params["value"]["kernel"])
+    assert not np.array_equal(policy[3]["dense0"]["kernel"], policy[0]["dense0"]["kernel"])
+
+
 def test_unknown_opponents_list_what_is_accepted():
     with pytest.raises(ValueError, match=r"accepted.*heuristic"):
         make_learner(RLConfig(players=("nobody:0.5",)), LostCities())
