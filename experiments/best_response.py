@@ -1,4 +1,4 @@
-"""A learned best response: freeze a Lost Cities player, train a fresh exploiter against it for a time
+"""A learned best response: freeze a Lost Cities player, train an exploiter against it for a time
 budget, and report the exploiter's margin (a lower bound on the player's exploitability, points a game).
 
     python -m experiments.best_response --target=heuristic --budget_s=1800 --json_out=/tmp/br_heuristic.json
@@ -10,11 +10,13 @@ game against the target, random seats, updates until ``budget_s`` seconds of tra
 A fresh or behaviour-cloned exploiter is too weak at any budget this CPU affords (300 s from a
 cloning of ``heuristic``: +113.6 against ``random``, where ``heuristic`` makes +146.5), so its
 margins would bound nothing; the strongest policy we have is the start that passes calibration.
-The exploiter then plays ``games`` mirrored games against the target, sampled and at argmax; the
-better of the two margins is the bound. The learning curve (training return against the target
-by update, with time and decisions) comes with it. Calibration: beside the figure, every other bot's
-margin against the same target (``reference``), so an exploiter that cannot beat ``random`` or
-``greedy`` by as much as the best bot does is seen to be too weak for its numbers to mean anything.
+The exploiter then plays ``games`` mirrored games against the target, sampled and at argmax, and so
+does its start (``start_sampled``, ``start_argmax``); the best of the four margins is the bound (a
+short fine-tune can end below its start against a strong target). The learning curve (training
+return against the target by update, with time and decisions) comes with it. Calibration: beside
+the figure, every other bot's margin against the same target (``reference``), so an exploiter that
+cannot beat ``random`` or ``greedy`` by as much as the best bot does is seen to be too weak for its
+numbers to mean anything.
 A target that plays another variant (an exported agent's folder) is refused by name.
 """
 
@@ -86,12 +88,17 @@ def main(cfg: BestResponseConfig) -> dict[str, Any]:
     result: dict[str, Any] = {"target": cfg.target, "variant": cfg.variant, "budget_s": cfg.budget_s,
                               "recipe": RECIPE, "updates": len(curve),
                               "decisions": curve[-1]["decisions"] if curve else 0.0}
-    for name, policy in (("sampled", agent.policy), ("argmax", argmax_policy(agent.probs))):
+    start = RECIPE["init"]
+    played = {"sampled": agent.policy, "argmax": argmax_policy(agent.probs),
+              "start_sampled": resolve_player(start, variant),
+              "start_argmax": resolve_player(f"argmax:{start}", variant)}
+    for name, policy in played.items():
         r = evaluate(policy, target, variant, games=cfg.games, seed=cfg.seed + 1)
         result[name] = {"margin": r["score_diff_mean"], "margin_ci95": r["score_diff_ci95"],
                         "win_rate": r["win_rate_a"], "capped_rate": r["capped_rate"],
                         "stalled_draws_per_game": r["diagnostics_a"]["stalled_draws_per_game"]}
-    best = max(("sampled", "argmax"), key=lambda k: result[k]["margin"])
+    # every policy's margin bounds the target's exploitability: the start's too, where training lost ground
+    best = max(played, key=lambda k: result[k]["margin"])
     result["exploiter_margin"], result["exploiter_policy"] = result[best]["margin"], best
     if cfg.reference:
         result["reference"] = {
