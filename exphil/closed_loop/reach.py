@@ -114,10 +114,10 @@ def fox_reach(path: str | Path, port: int, *, tolerance: float = 1e-3,
     n = table.num_rows - 1
     external = _with_knockback(table, prefix, external_frames(table, prefix))
     _, out = replay_scan(seed_state(table, 0, prefix),  # padded as compare_replay's: shared compilations
-                          jax.tree.map(lambda a: bucket_pad(a[1:]), recorded_fields(table, prefix)),
-                          jax.tree.map(lambda a: bucket_pad(a[1:]), pad_from_table(table, prefix)),
-                          bucket_pad(np.ones(n, bool)), bucket_pad(external[1:]), stage=stage,
-                          tolerance=tolerance)
+                         jax.tree.map(lambda a: bucket_pad(a[1:]), recorded_fields(table, prefix)),
+                         jax.tree.map(lambda a: bucket_pad(a[1:]), pad_from_table(table, prefix)),
+                         bucket_pad(np.ones(n, bool)), bucket_pad(external[1:]), stage=stage,
+                         tolerance=tolerance)
     out = {k: np.asarray(out[k])[:n] for k in ("match", "unknown", "action")}
     action = table_column(table, prefix + "action")
     in_states = np.isin(action, F.MODELLED_ACTIONS)

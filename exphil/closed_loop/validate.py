@@ -220,7 +220,7 @@ def compare_replay(path: str | Path, *, tolerance: float = 1e-3, table: pa.Table
     recorded = jax.tree.map(lambda a: bucket_pad(a[1:]), recorded_fields(table, prefix))
     pads = jax.tree.map(lambda a: bucket_pad(a[1:]), pad_from_table(table, prefix))
     _, out = replay_scan(seed_state(table, 0, prefix), recorded, pads, bucket_pad(~compared),
-                          bucket_pad(external[1:]), stage=stage, tolerance=tolerance)
+                         bucket_pad(external[1:]), stage=stage, tolerance=tolerance)
     out = jax.tree.map(lambda a: np.asarray(a)[:n], out)
     match = np.asarray(out["match"]) & compared
     misses = compared & ~np.asarray(out["match"])
@@ -242,7 +242,7 @@ def unknown_frames(table: pa.Table, prefix: str, stage: Stage) -> dict[str, Any]
     pads = jax.tree.map(lambda a: jnp.asarray(a[1:]), pad_from_table(table, prefix))
     every = jnp.ones(table.num_rows - 1, bool)
     _, out = replay_scan(seed_state(table, 0, prefix), recorded, pads, every, ~every, stage=stage,
-                          tolerance=1e-3)
+                         tolerance=1e-3)
     return {"rows": [int(r) + 1 for r in np.flatnonzero(np.asarray(out["unknown"]) > 0)],
             "mismatched": int((~np.asarray(out["match"])).sum())}
 
