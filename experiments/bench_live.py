@@ -42,7 +42,7 @@ from tqdm import tqdm
 from experiments.launcher import launch
 from exphil.data.paths import default_replay_dir
 from exphil.live.pauses import FRAME_MS, Pauses, frozen_collector
-from runkit.timing import Stopwatch
+from runkit.timing import Stopwatch, latency_summary
 
 REPLAY = str(default_replay_dir() / "exphil_gnw_neutral_dense.slp")
 GC_MODES = ("on", "freeze", "off")
@@ -71,8 +71,7 @@ class BenchLiveConfig:
 def _percentiles(ms: list[float], prefix: str) -> dict[str, float]:
     if not ms:
         return {f"{prefix}median_ms": 0.0, f"{prefix}p99_ms": 0.0, f"{prefix}max_ms": 0.0}
-    return {f"{prefix}median_ms": float(np.median(ms)), f"{prefix}p99_ms": float(np.percentile(ms, 99)),
-            f"{prefix}max_ms": float(np.max(ms))}
+    return latency_summary(ms, prefix)
 
 
 SINGLE_THREAD_XLA = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"

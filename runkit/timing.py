@@ -7,6 +7,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 
 @dataclasses.dataclass(frozen=True)
 class Elapsed:
@@ -51,3 +53,10 @@ def time_calls(fn: Callable[[], Any], *, warmup: int = 0, repeats: int = 1,
             fn()
         times.append(sw.elapsed)
     return times
+
+
+def latency_summary(ms: Any, prefix: str = "") -> dict[str, float]:
+    """Median, p99 and max of the millisecond times ``ms`` (non-empty), under ``prefix``-ed keys."""
+    ms = np.asarray(ms, dtype=np.float64)
+    return {f"{prefix}median_ms": float(np.median(ms)), f"{prefix}p99_ms": float(np.percentile(ms, 99)),
+            f"{prefix}max_ms": float(np.max(ms))}

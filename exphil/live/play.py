@@ -25,6 +25,7 @@ from melee.slippstream import EnetDisconnected
 
 from exphil.live.agent import LiveAgent
 from exphil.live.pauses import FRAME_MS, Pauses, frozen_collector
+from runkit.timing import latency_summary
 
 __all__ = ["IN_GAME", "Played", "Seat", "play_game"]
 
@@ -69,8 +70,7 @@ class Played:
         and the p99 of each part."""
         ms = np.asarray(self.frame_ms or [np.nan])
         parts = np.asarray(self.parts or [(np.nan,) * 3])
-        return {"median_ms": float(np.median(ms)), "p99_ms": float(np.percentile(ms, 99)),
-                "max_ms": float(np.max(ms)), "over_frame": int((ms > FRAME_MS).sum()),
+        return {**latency_summary(ms), "over_frame": int((ms > FRAME_MS).sum()),
                 "frames": len(self.parts),
                 **{f"{name}_p99_ms": float(np.percentile(parts[:, i], 99)) for i, name in enumerate(PARTS)},
                 **{f"{name}_max_ms": float(np.max(parts[:, i])) for i, name in enumerate(PARTS)},

@@ -24,12 +24,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from exphil.live.standin.faults import Faults
 from exphil.live.standin.pipe import ControllerPipe
 from exphil.live.standin.server import ClientGone, SpectatorServer
 from exphil.live.standin.slp import write_slp
+from runkit.timing import latency_summary
 
 __all__ = ["StandInConfig", "make_source", "pipe_path", "serve"]
 
@@ -203,11 +202,7 @@ class _Game:
 
     def build_summary(self) -> dict[str, float]:
         """The console's per-frame build time (ms): median, p99 and max over the frames sent."""
-        if not self.build_ms:
-            return {}
-        ms = np.asarray(self.build_ms)
-        return {"median_ms": float(np.median(ms)), "p99_ms": float(np.percentile(ms, 99)),
-                "max_ms": float(ms.max())}
+        return latency_summary(self.build_ms) if self.build_ms else {}
 
     def linger(self, timeout: float) -> None:
         """After the game: keep reading the pipes (a writer must never block) until the client leaves
