@@ -149,17 +149,13 @@ def _fixture(cfg: PlayConfig) -> str:
     return cfg.fixture or str(default_replay_dir() / FIXTURE)
 
 
-def _standin(cfg: PlayConfig, record: Path, ports: tuple[int, int]) -> tuple[Any, Any]:
-    """(stand-in process, its console); with ``split_cores`` this process (and libmelee's stream
-    worker, started later from it) keeps one core and the stand-in the others, until ``play`` ends."""
-    from exphil.live.cores import pin_process, split_cores
+def _standin(cfg: PlayConfig, record: Path, ports: tuple[int, int],
+             cores: set[int] | None) -> tuple[Any, Any]:
+    """(stand-in process on ``cores`` (None: anywhere), its console)."""
     from exphil.live.standin import StandIn, StandInConfig, standin_console
 
-    split = split_cores() if cfg.split_cores else None
-    if split is not None:
-        pin_process(split[0])
     name = f"standin_{cfg.standin}_{cfg.agent}_seed{cfg.seed}_{time.strftime('%Y%m%dT%H%M%S')}"
-    standin = StandIn(cores=None if split is None else split[1], cfg=StandInConfig(
+    standin = StandIn(cores=cores, cfg=StandInConfig(
         home=str(record / "standin_home"), source=cfg.standin, replay=cfg.replay, fixture=_fixture(cfg),
         start=cfg.start, frames=round(cfg.seconds * 60), ports=ports, pace=cfg.pace,
         record=str(record / f"{name}.slp"), log_path=str(record / f"{name}.json"), faults=cfg.faults))
@@ -171,7 +167,7 @@ def play(cfg: PlayConfig) -> dict:
     from experiments.eval_exphil import EvalConfig, evaluate_run
     from exphil.analysis.replays import analyze_replay
     from exphil.live.console import RawConsole
-    from exphil.live.cores import pin_process
+    from exphil.live.cores import pin_process, split_cores
     from exphil.live.play import Seat, play_game
     from exphil.live.standin import close_console
     from exphil.live.standin.rehearse import drill_figures
@@ -185,9 +181,14 @@ def play(cfg: PlayConfig) -> dict:
         agents[1] = _agent(dataclasses.replace(cfg, agent="teacher"), other)
     elif cfg.opponent != "cpu" and cfg.standin != "drill":  # the drill's opponent stands idle
         agents[1] = _agent(dataclasses.replace(cfg, run_dir=cfg.opponent, seed=cfg.seed + 1, delay=-1), other)
+    # with the stand-in and split_cores: this process (and libmelee's stream worker, started later
+    # from it) keeps one core and the stand-in the others, until the game is over
     standin, cores = None, os.sched_getaffinity(0)
+    split = split_cores() if cfg.standin and cfg.split_cores else None
+    if split is not None:
+        pin_process(split[0])
     if cfg.standin:
-        standin, console = _standin(cfg, record, (port, other))
+        standin, console = _standin(cfg, record, (port, other), None if split is None else split[1])
     else:
         console = RawConsole(path=cfg.dolphin, replay_dir=str(record), save_replays=True, fullscreen=False)
     seats = [Seat(port, melee.Controller(console, port), melee.Character[cfg.character]),
@@ -212,12 +213,12 @@ def play(cfg: PlayConfig) -> dict:
             console.stop()
         else:
             close_console(console)
-            pin_process(cores)  # the evaluation below may use every core again
+        pin_process(cores)  # the evaluation below may use every core again
     result: dict[str, Any] = {"run_dir": cfg.run_dir, "agent": cfg.agent, "port": port, "seed": cfg.seed,
                               "delay": getattr(seats[0].agent, "delay", None),
                               "frames": played.frames, "ended": played.ended,
                               "bad_messages": played.bad_messages, "frame_time": played.timing(),
-                              "split_cores": standin is not None and cfg.split_cores and len(cores) > 1,
+                              "split_cores": split is not None,
                               "recording": None}
     if standin is not None:
         result["standin"] = standin.result()
