@@ -27,7 +27,8 @@ start; its ``drill`` figures are the frames after the start) or a recorded game 
 ``--faults.*`` injects stream faults (``exphil.live.standin.faults``); the agent keeps one core and
 the stand-in the others (``--nosplit_cores`` lets the OS place both). The JSON's ``frame_time``: each
 frame's milliseconds from its last message to the agents' controllers flushed (median, p99, max, the
-client / agents / flush split) and the game's compilations and garbage collections; what exists
+client / agents / flush split, each frame over half a slot) and the game's compilations and garbage
+collections; ``--standin_nice=N`` lowers the stand-in's priority. What exists
 before the game is kept out of the collector unless ``--nofreeze_gc``.
 """
 
@@ -76,6 +77,7 @@ class PlayConfig:
     evaluate: bool = True  # the eval_exphil metrics of the recording (a run's agent only)
     freeze_gc: bool = True  # keep what exists before the game out of the garbage collector (play_game)
     split_cores: bool = True  # --standin: the agent on one core, the stand-in on the others (2+ cores)
+    standin_nice: int = 0  # --standin: added to the stand-in's niceness (it yields the CPU to the agent)
     faults: Faults = dataclasses.field(default_factory=Faults)
 
 
@@ -155,7 +157,7 @@ def _standin(cfg: PlayConfig, record: Path, ports: tuple[int, int],
     from exphil.live.standin import StandIn, StandInConfig, standin_console
 
     name = f"standin_{cfg.standin}_{cfg.agent}_seed{cfg.seed}_{time.strftime('%Y%m%dT%H%M%S')}"
-    standin = StandIn(cores=cores, cfg=StandInConfig(
+    standin = StandIn(cores=cores, nice=cfg.standin_nice, cfg=StandInConfig(
         home=str(record / "standin_home"), source=cfg.standin, replay=cfg.replay, fixture=_fixture(cfg),
         start=cfg.start, frames=round(cfg.seconds * 60), ports=ports, pace=cfg.pace,
         record=str(record / f"{name}.slp"), log_path=str(record / f"{name}.json"), faults=cfg.faults))

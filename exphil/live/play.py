@@ -53,28 +53,33 @@ class Played:
     """How a game went: in-game frames seen, why it stopped, messages skipped as unreadable, and each
     in-game frame's milliseconds from its last message taken off the stream to the agents' controllers
     flushed (``frame_ms``: the agents' time per frame as the game sees it), split into ``parts``: the
-    client (libmelee parsing the frame's events), the agents, the flush."""
+    client (libmelee parsing the frame's events), the agents, the flush; ``frame_ids``: the game's frame
+    number of each."""
 
     frames: int
     ended: str
     bad_messages: int = 0
     parts: tuple[tuple[float, float, float], ...] = ()
+    frame_ids: tuple[int, ...] = ()
     pauses: dict[str, float] = dataclasses.field(default_factory=dict)  # Pauses.report() over the game
 
     @property
     def frame_ms(self) -> tuple[float, ...]:
         return tuple(sum(p) for p in self.parts)
 
-    def timing(self) -> dict[str, float]:
+    def timing(self) -> dict[str, Any]:
         """Median, p99 and max of ``frame_ms``, how many frames took longer than a frame (16.7 ms),
-        and the p99 of each part."""
+        the p99 and max of each part, and ``slow_frames``: [frame, ms, client, agents, flush] of each
+        frame over half a frame (a late decision's suspects, beside the console's own slow builds)."""
         ms = np.asarray(self.frame_ms or [np.nan])
         parts = np.asarray(self.parts or [(np.nan,) * 3])
+        slow = [[frame, round(sum(p), 3), *(round(x, 3) for x in p)]
+                for frame, p in zip(self.frame_ids, self.parts, strict=True) if sum(p) > FRAME_MS / 2]
         return {**latency_summary(ms), "over_frame": int((ms > FRAME_MS).sum()),
                 "frames": len(self.parts),
                 **{f"{name}_p99_ms": float(np.percentile(parts[:, i], 99)) for i, name in enumerate(PARTS)},
                 **{f"{name}_max_ms": float(np.max(parts[:, i])) for i, name in enumerate(PARTS)},
-                **self.pauses}
+                "slow_frames": slow, **self.pauses}
 
 
 def play_game(console: Any, seats: list[Seat], *, stage: melee.Stage, max_frames: int,
@@ -92,14 +97,18 @@ def play_game(console: Any, seats: list[Seat], *, stage: melee.Stage, max_frames
 
 
 def _play(console: Any, seats: list[Seat], stage: melee.Stage, max_frames: int) -> Played:
-    played, bad, last, parts = 0, 0, None, []
+    played, bad, last, parts, ids = 0, 0, None, [], []
+
+    def result(ended: str) -> Played:
+        return Played(played, ended, bad, tuple(parts), tuple(ids))
+
     while True:
         try:
             gamestate = console.step()
         except (EnetDisconnected, BrokenPipeError) as err:  # the stream, or the console's controller pipe
             log.warning("the console disconnected after frame %s (%s); ending the game", last,
                         type(err).__name__)
-            return Played(played, f"disconnected at frame {last}", bad, tuple(parts))
+            return result(f"disconnected at frame {last}")
         except ValueError as err:  # json.JSONDecodeError: a message that is not JSON
             bad += 1
             log.warning("skipped an unreadable message from the console after frame %s: %s", last, err)
@@ -107,7 +116,7 @@ def _play(console: Any, seats: list[Seat], stage: melee.Stage, max_frames: int) 
                 raise RuntimeError(f"{bad} unreadable messages from the console in one game") from err
             continue
         if gamestate is None:
-            return Played(played, "stream ended", bad, tuple(parts))
+            return result("stream ended")
         if gamestate.menu_state in IN_GAME:
             stepped = time.perf_counter()
             received = getattr(console, "received", 0.0) or stepped
@@ -120,11 +129,12 @@ def _play(console: Any, seats: list[Seat], stage: melee.Stage, max_frames: int) 
                 seat.controller.flush()
             played += 1
             if gamestate.frame >= max_frames:
-                return Played(played, "frame limit", bad, tuple(parts))
+                return result("frame limit")
             flushed = time.perf_counter()
             parts.append(((stepped - received) * 1e3, (acted - stepped) * 1e3, (flushed - acted) * 1e3))
+            ids.append(last)
         elif played:
-            return Played(played, "game over", bad, tuple(parts))
+            return result("game over")
         else:
             for i, seat in enumerate(seats):
                 seat.menu.menu_helper_simple(gamestate, seat.controller, seat.character, stage,

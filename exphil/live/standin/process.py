@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing as mp
+import os
 import queue
 from pathlib import Path
 from typing import Any
@@ -57,10 +58,12 @@ def close_console(console: RawConsole) -> None:
     stream.running = False
 
 
-def _run(cfg: StandInConfig, messages: Any, cores: set[int] | None) -> None:
+def _run(cfg: StandInConfig, messages: Any, cores: set[int] | None, nice: int) -> None:
     logging.basicConfig(level=logging.WARNING, format="stand-in: %(message)s")
     if cores:
         pin_process(cores)
+    if nice:
+        os.nice(nice)
     try:
         result = serve(cfg, on_ready=lambda port: messages.put(("ready", port)))
     except Exception as err:  # reported to the parent, which raises it there
@@ -71,13 +74,14 @@ def _run(cfg: StandInConfig, messages: Any, cores: set[int] | None) -> None:
 
 class StandIn:
     """The stand-in serving one game in a child process (on ``cores`` if given, else where the OS
-    likes): ``port`` once ready, ``result()`` at the end."""
+    likes; ``nice`` added to its niceness): ``port`` once ready, ``result()`` at the end."""
 
-    def __init__(self, cfg: StandInConfig, *, ready_timeout: float = 120.0, cores: set[int] | None = None):
+    def __init__(self, cfg: StandInConfig, *, ready_timeout: float = 120.0, cores: set[int] | None = None,
+                 nice: int = 0):
         prepare_home(cfg.home)
         ctx = mp.get_context("spawn")
         self._messages = ctx.Queue()
-        self.process = ctx.Process(target=_run, args=(cfg, self._messages, cores), daemon=True)
+        self.process = ctx.Process(target=_run, args=(cfg, self._messages, cores, nice), daemon=True)
         self.process.start()
         kind, value = self._next(ready_timeout)
         if kind != "ready":

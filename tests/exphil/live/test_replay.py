@@ -16,7 +16,7 @@ from exphil.live.adapter import FrameAdapter
 from exphil.live.agent import LiveAgent
 from exphil.live.console import RawConsole, replay_states
 from exphil.live.pad import BUTTON_ENUMS, Controls, RecordingController
-from exphil.live.play import Seat, play_game
+from exphil.live.play import Played, Seat, play_game
 from exphil.live.replay import agreement, play_recorded
 from exphil.live.teacher import TeacherAgent
 from tests.exphil.live.test_agent import _policy
@@ -66,10 +66,19 @@ def test_play_game_runs_every_agent_until_the_frame_limit(replay_path):
     assert played == 30 + 124 and result.ended == "frame limit"  # frames -123 .. 30
     assert seats[0].agent.adapter.last_frame == 30
     assert len(result.parts) == played - 1  # the frame at the limit ends the game before it is timed
+    assert result.frame_ids == tuple(range(-123, 30))
     for seat, pad in zip(seats, pads, strict=True):
         assert pad.buttons == {e for e, b in zip(BUTTON_ENUMS, seat.agent.sent.buttons, strict=True) if b}
         assert sum(call[0] in ("press", "release") for call in pad.calls) >= 8 * played
         assert pad.calls.count(("flush",)) == played  # flushed once a frame, as soon as the agents are done
+
+
+def test_timing_names_each_frame_over_half_a_slot_with_its_parts():
+    played = Played(3, "frame limit", parts=((1.0, 2.0, 3.0), (1.0, 10.0, 0.5), (0.0, 0.0, 8.4)),
+                    frame_ids=(5, 6, 7))
+    timing = played.timing()
+    assert timing["slow_frames"] == [[6, 11.5, 1.0, 10.0, 0.5], [7, 8.4, 0.0, 0.0, 8.4]]  # over 8.33 ms
+    assert timing["over_frame"] == 0 and timing["agents_max_ms"] == 10.0
 
 
 class _FreezeWatch:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import time
 
 import melee
@@ -59,12 +60,15 @@ class Sleepy(Watching):
 
 
 def _rehearse(replay_path, tmp_path, faults: Faults | None = None, *, pace: str = "lockstep",
-              agent_class: type[Watching] = Watching):
-    """One game of the replay through the stand-in: (how it went, the stand-in's log, the agent)."""
+              agent_class: type[Watching] = Watching, nice: int = 0):
+    """One game of the replay through the stand-in (its niceness raised by ``nice``): (how it went,
+    the stand-in's log, the agent, the console)."""
     cfg = StandInConfig(home=str(tmp_path / "home"), source="replay", replay=str(replay_path(REPLAY)),
                         ports=(1, 2), input_timeout=5.0, record=str(tmp_path / "played.slp"),
                         faults=faults or Faults(), pace=pace)
-    standin = StandIn(cfg)
+    standin = StandIn(cfg, nice=nice)
+    if nice:
+        assert os.getpriority(os.PRIO_PROCESS, standin.process.pid) == min(os.nice(0) + nice, 19)
     console = standin_console(standin.home, standin.port)
     pads = [melee.Controller(console, port) for port in (1, 2)]
     agent = agent_class(_policy(), 1, delay=2, temperature=0.0, controller=pads[0], where="stand-in")
@@ -104,10 +108,13 @@ def test_the_stream_is_the_recording_as_libmelee_reads_it(replay_path, tmp_path,
 
 def test_realtime_pace_logs_the_frames_whose_decision_came_too_late(replay_path, tmp_path, recorded):
     # frames go out at 60 a second whatever the agent does: a 50 ms nap misses that frame's slot
-    played, log, agent, _ = _rehearse(replay_path, tmp_path, pace="realtime", agent_class=Sleepy)
+    played, log, agent, _ = _rehearse(replay_path, tmp_path, pace="realtime", agent_class=Sleepy, nice=2)
     frames = [frame for frame, *_ in recorded]
     assert played.ended == "game over" and agent.handed == frames
     assert Sleepy.naps <= set(frames) and Sleepy.naps <= set(log["late_frames"])
+    # and the game's own timing names the napping frames, by the agents' part
+    naps = {row[0]: row for row in played.timing()["slow_frames"] if row[3] >= 50.0}
+    assert set(naps) == Sleepy.naps
     assert set(log["late_frames"]) <= set(frames)
     # the console's own time to build each frame is logged apart from the agent's
     assert log["build_time"]["max_ms"] >= log["build_time"]["median_ms"] > 0
