@@ -18,11 +18,13 @@ the figure, every other bot's margin against the same target (``reference``), so
 cannot beat ``random`` or ``greedy`` by as much as the best bot does is seen to be too weak for its
 numbers to mean anything.
 A target that plays another variant (an exported agent's folder) is refused by name.
+``--recipe=FIELD=VALUE`` (repeatable) tries another recipe; the JSON records the one used.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 from typing import Any
 
@@ -42,6 +44,21 @@ class BestResponseConfig:
     games: int = 4000  # final evaluation: games (mirrored deals x 2) against the target
     seed: int = 0
     reference: bool = True  # also measure every other bot against the target (calibration)
+    recipe: tuple[str, ...] = ()  # FIELD=VALUE changes to RECIPE, to try another (JSON values)
+
+
+def recipe_of(cfg: BestResponseConfig) -> dict[str, Any]:
+    """``RECIPE`` with ``cfg.recipe``'s changes (``ppo.learning_rate=1e-4``); a ValueError names a bad one."""
+    recipe = dict(RECIPE)
+    for change in cfg.recipe:
+        field, sep, value = change.partition("=")
+        if not sep or not field:
+            raise ValueError(f"--recipe={change!r}: FIELD=VALUE (e.g. ppo.learning_rate=1e-4)")
+        try:
+            recipe[field] = json.loads(value)
+        except json.JSONDecodeError:
+            recipe[field] = value
+    return recipe
 
 
 def train_exploiter(cfg: BestResponseConfig) -> tuple[Any, Any, list[dict[str, float]]]:
@@ -57,7 +74,8 @@ def train_exploiter(cfg: BestResponseConfig) -> tuple[Any, Any, list[dict[str, f
 
     game = LostCities(get_variant(cfg.variant))
     variant = "" if cfg.variant == "classic" else cfg.variant
-    rl = config_tree.override(RLConfig(), {**RECIPE, "variant": variant, "players": (f"{cfg.target}:1.0",),
+    rl = config_tree.override(RLConfig(), {**recipe_of(cfg), "variant": variant,
+                                           "players": (f"{cfg.target}:1.0",),
                                            "seed": cfg.seed})
     learner = make_learner(rl, game)
     k_net, k_state = jax.random.split(jax.random.key(cfg.seed))
@@ -86,9 +104,9 @@ def main(cfg: BestResponseConfig) -> dict[str, Any]:
     learner, params, curve = train_exploiter(cfg)
     agent = agent_of(learner.net, params)
     result: dict[str, Any] = {"target": cfg.target, "variant": cfg.variant, "budget_s": cfg.budget_s,
-                              "recipe": RECIPE, "updates": len(curve),
+                              "recipe": recipe_of(cfg), "updates": len(curve),
                               "decisions": curve[-1]["decisions"] if curve else 0.0}
-    start = RECIPE["init"]
+    start = recipe_of(cfg)["init"]
     played = {"sampled": agent.policy, "argmax": argmax_policy(agent.probs),
               "start_sampled": resolve_player(start, variant),
               "start_argmax": resolve_player(f"argmax:{start}", variant)}
