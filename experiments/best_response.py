@@ -103,10 +103,11 @@ def main(cfg: BestResponseConfig) -> dict[str, Any]:
     target = resolve_player(cfg.target, variant)  # refuses an agent of another variant, by name
     learner, params, curve = train_exploiter(cfg)
     agent = agent_of(learner.net, params)
+    recipe = recipe_of(cfg)
     result: dict[str, Any] = {"target": cfg.target, "variant": cfg.variant, "budget_s": cfg.budget_s,
-                              "recipe": recipe_of(cfg), "updates": len(curve),
+                              "recipe": recipe, "updates": len(curve),
                               "decisions": curve[-1]["decisions"] if curve else 0.0}
-    start = recipe_of(cfg)["init"]
+    start = recipe["init"]
     played = {"sampled": agent.policy, "argmax": argmax_policy(agent.probs),
               "start_sampled": resolve_player(start, variant),
               "start_argmax": resolve_player(f"argmax:{start}", variant)}

@@ -73,8 +73,9 @@ class Played:
         frame over half a frame (a late decision's suspects, beside the console's own slow builds)."""
         ms = np.asarray(self.frame_ms or [np.nan])
         parts = np.asarray(self.parts or [(np.nan,) * 3])
-        slow = [[frame, round(sum(p), 3), *(round(x, 3) for x in p)]
-                for frame, p in zip(self.frame_ids, self.parts, strict=True) if sum(p) > FRAME_MS / 2]
+        slow = [[frame, round(total, 3), *(round(x, 3) for x in p)]
+                for frame, total, p in zip(self.frame_ids, self.frame_ms, self.parts, strict=True)
+                if total > FRAME_MS / 2]
         return {**latency_summary(ms), "over_frame": int((ms > FRAME_MS).sum()),
                 "frames": len(self.parts),
                 **{f"{name}_p99_ms": float(np.percentile(parts[:, i], 99)) for i, name in enumerate(PARTS)},
